@@ -1,0 +1,35 @@
+/**
+ * Something a body decoder could not do. Decoders report these instead of throwing: the body is
+ * still forwarded untouched, only its inspection is affected.
+ */
+export interface BodyProblem {
+  code: BodyProblemCode;
+  message: string;
+}
+
+export type BodyProblemCode =
+  /** `Content-Encoding` names a coding we cannot decode: the body is not inspected. */
+  | "unsupported_encoding"
+  /** The compressed data is corrupt or truncated. */
+  | "decode_error"
+  /** Decoded output grew past the configured cap (decompression-bomb guard); decoding stopped. */
+  | "decode_limit"
+  /** One SSE event grew past `maxEventBytes`; it was dropped. */
+  | "event_too_large"
+  /** The event stream ended after part of an event (no terminating blank line). */
+  | "sse_incomplete_event"
+  /** A line of the event stream is not a valid SSE field (unknown field name, bad `retry`). */
+  | "sse_invalid_field"
+  | "empty_body"
+  | "invalid_utf8"
+  | "invalid_json"
+  /** The JSON body is larger than the inspection limit: it was not parsed. */
+  | "body_truncated"
+  /** The parsed JSON nests deeper than allowed: it is not handed on, so nothing recurses into it. */
+  | "json_too_deep"
+  /** A bug or a throwing callback inside the decoder; caught so it never reaches the proxy. */
+  | "decoder_failed";
+
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

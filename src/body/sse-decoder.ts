@@ -1,0 +1,224 @@
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
+
+/** One dispatched SSE event. `byteOffset`: where its block starts in the (content-decoded) stream. */
+export interface SseEvent {
+  event?: string;
+  id?: string;
+  data: string;
+  retry?: number;
+  byteOffset?: number;
+}
+
+export type SseRecord =
+  | { type: "event"; event: SseEvent }
+  /** A `:` line (only with `includeComments`), without the colon and one following space. */
+  | { type: "comment"; comment: string }
+  /** A block with `id:` and/or `retry:` but no `data:`: no event, yet it changes the last event id / retry delay. */
+  | { type: "meta"; id?: string; retry?: number; byteOffset: number }
+  /** The stream ended inside an event. Per the SSE spec it is discarded; `event` is what it would have been. */
+  | { type: "incomplete"; byteOffset: number; bytes: number; event?: SseEvent }
+  | { type: "problem"; code: "event_too_large" | "sse_invalid_field"; message: string; byteOffset: number };
+
+export interface SseDecoderOptions {
+  /**
+   * Largest event block kept: its lines and line ends, up to the first byte of the blank line. A bigger
+   * one is dropped and reported.
+   */
+  maxEventBytes: number;
+  includeComments?: boolean;
+  /** Invalid lines reported one by one before the rest are only counted. Default 3. */
+  maxFieldProblems?: number;
+  onRecord(record: SseRecord): void;
+}
+
+export interface SseDecoder {
+  data(chunk: Buffer): void;
+  end(): void;
+  /** Bytes seen so far. */
+  readonly bytes: number;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const BOM = [0xef, 0xbb, 0xbf];
+
+export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
+  return new BoundedSseDecoder(options);
+}
+
+/**
+ * eventsource-parser does the SSE field grammar; this wrapper finds the blank lines itself, on the raw
+ * bytes (CR and LF never occur inside a UTF-8 sequence), so it can feed the parser one event block at a
+ * time. That gives each event its byte offset and lets it drop a block that outgrows `maxEventBytes`
+ * before the parser ever buffers it: the parser never holds more than one block of at most that size.
+ */
+class BoundedSseDecoder implements SseDecoder {
+  private readonly parser: EventSourceParser;
+  // `ignoreBOM`: keep U+FEFF in the text so the parser alone strips it, exactly once, like the scanner below.
+  private readonly text = new TextDecoder("utf-8", { ignoreBOM: true });
+  private offset = 0;
+  private readonly head: number[] = [];
+  private blockStart = 0;
+  private lineStart = 0;
+  /** The previous chunk ended with a CR line end; a LF starting this chunk belongs to it. */
+  private afterCR = false;
+  /** Dropping an oversized block until its blank line. */
+  private skipping = false;
+  private ended = false;
+  private block: { id?: string; retry?: number; dispatched: boolean } = { dispatched: false };
+  /** Set while `end()` flushes an unterminated block: its output is reported as incomplete. */
+  private flushed: { event?: SseEvent; touched: boolean } | null = null;
+  private fieldProblems = 0;
+
+  constructor(private readonly options: SseDecoderOptions) {
+    this.parser = createParser({
+      onEvent: (message) => this.onEvent(message),
+      onId: (id) => (this.block.id = id),
+      onRetry: (retry) => (this.block.retry = retry),
+      onComment: options.includeComments ? (comment) => options.onRecord({ type: "comment", comment }) : undefined,
+      onError: (error) => this.onParseError(error),
+    });
+  }
+
+  get bytes(): number {
+    return this.offset;
+  }
+
+  data(chunk: Buffer): void {
+    if (this.ended || chunk.length === 0) return;
+    const base = this.offset;
+    this.offset += chunk.length;
+    for (let i = 0; this.head.length < 3 && i < chunk.length; i++) this.head.push(chunk[i]!);
+
+    let pos = 0;
+    let feedFrom = 0;
+    if (this.afterCR) {
+      this.afterCR = false;
+      if (chunk[0] === LF) {
+        pos = 1;
+        this.lineStart = base + 1;
+        if (this.blockStart === base) this.blockStart = base + 1;
+      }
+    }
+    let crAt = chunk.indexOf(CR, pos);
+    let lfAt = chunk.indexOf(LF, pos);
+    while (pos < chunk.length) {
+      if (crAt !== -1 && crAt < pos) crAt = chunk.indexOf(CR, pos);
+      if (lfAt !== -1 && lfAt < pos) lfAt = chunk.indexOf(LF, pos);
+      const lineEnd = crAt === -1 ? lfAt : lfAt === -1 ? crAt : Math.min(crAt, lfAt);
+      if (lineEnd === -1) break;
+      let next = lineEnd + 1;
+      if (chunk[lineEnd] === CR) {
+        if (next === chunk.length) this.afterCR = true;
+        else if (chunk[next] === LF) next++;
+      }
+      const blank = this.isBlankLine(base + lineEnd);
+      pos = next;
+      this.lineStart = base + next;
+      if (!blank) continue;
+
+      // Size up to the blank line's first byte: whether a LF follows a CR may only show in the next chunk.
+      const size = base + lineEnd + 1 - this.blockStart;
+      if (this.skipping) this.skipping = false;
+      else if (size > this.options.maxEventBytes) this.dropBlock(size);
+      else this.feedCompleteBlock(chunk.subarray(feedFrom, next));
+      feedFrom = next;
+      this.blockStart = base + next;
+    }
+
+    if (this.skipping) return;
+    const pending = this.offset - this.blockStart;
+    if (pending > this.options.maxEventBytes) {
+      this.dropBlock(pending);
+      this.skipping = true;
+    } else if (feedFrom < chunk.length) {
+      this.parser.feed(this.text.decode(chunk.subarray(feedFrom), { stream: true }));
+    }
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const bytes = this.offset - this.blockStart;
+    if (this.skipping) {
+      this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes });
+    } else {
+      const rest = this.text.decode();
+      this.flushed = { touched: this.block.retry !== undefined };
+      if (rest) this.parser.feed(rest);
+      // Terminates a partial line (or completes a split CRLF), then a blank line dispatches what is pending.
+      if (bytes > 0) this.parser.feed("\n\n");
+      const { event } = this.flushed;
+      if (event || this.flushed.touched || this.block.id !== undefined) {
+        this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes, ...(event ? { event } : {}) });
+      }
+    }
+    const unreported = this.fieldProblems - this.fieldProblemLimit();
+    if (unreported > 0) {
+      this.problem("sse_invalid_field", `${unreported} more invalid SSE lines not reported one by one`);
+    }
+  }
+
+  /** A line is blank when nothing precedes its line end, a stream-initial BOM aside (the parser strips that). */
+  private isBlankLine(lineEndOffset: number): boolean {
+    const length = lineEndOffset - this.lineStart;
+    if (length === 0) return true;
+    return this.lineStart === 0 && length === 3 && BOM.every((byte, i) => this.head[i] === byte);
+  }
+
+  private feedCompleteBlock(bytes: Buffer): void {
+    this.parser.feed(this.text.decode(bytes, { stream: true }));
+    const { id, retry, dispatched } = this.block;
+    if (!dispatched && (id !== undefined || retry !== undefined)) {
+      this.options.onRecord({
+        type: "meta",
+        ...(id !== undefined ? { id } : {}),
+        ...(retry !== undefined ? { retry } : {}),
+        byteOffset: this.blockStart,
+      });
+    }
+    this.block = { dispatched: false };
+  }
+
+  private dropBlock(size: number): void {
+    this.problem(
+      "event_too_large",
+      `SSE event at byte ${this.blockStart} exceeds ${this.options.maxEventBytes} bytes (${size} so far); dropped`,
+    );
+    this.parser.reset({ consume: false });
+    this.text.decode(); // forget a half-decoded character of the dropped block
+    // A fresh parser would strip a U+FEFF at the start of its input; a BOM is only valid at the stream start.
+    this.parser.feed("\n");
+    this.block = { dispatched: false };
+  }
+
+  private onEvent(message: EventSourceMessage): void {
+    const event: SseEvent = { data: message.data };
+    if (message.event !== undefined) event.event = message.event;
+    if (message.id !== undefined) event.id = message.id;
+    if (this.block.retry !== undefined) event.retry = this.block.retry;
+    event.byteOffset = this.blockStart;
+    this.block.dispatched = true;
+    if (this.flushed) this.flushed.event = event;
+    else this.options.onRecord({ type: "event", event });
+  }
+
+  private onParseError(error: ParseError): void {
+    if (this.flushed) {
+      this.flushed.touched = true; // the stream was cut inside a line
+      return;
+    }
+    this.fieldProblems++;
+    if (this.fieldProblems <= this.fieldProblemLimit()) {
+      this.problem("sse_invalid_field", `invalid SSE line: ${error.message.slice(0, 120)}`);
+    }
+  }
+
+  private fieldProblemLimit(): number {
+    return this.options.maxFieldProblems ?? 3;
+  }
+
+  private problem(code: "event_too_large" | "sse_invalid_field", message: string): void {
+    this.options.onRecord({ type: "problem", code, message, byteOffset: this.blockStart });
+  }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+import { Command, CommanderError, Option } from "commander";
+import { CaError } from "../ca/index.js";
+import { TrustError } from "../proxy/upstream-trust.js";
+import { caPathCommand, caShowCommand } from "./ca-commands.js";
+import { collect, parseListenHost, parsePort } from "./option-parsers.js";
+import { DEFAULT_CA_DIR, VERSION } from "./package-info.js";
+import { startCommand, StartError, type StartOptions } from "./start.js";
+
+/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
+const USAGE = 2;
+
+function caDirOption(): Option {
+  return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
+}
+
+export function buildProgram(): Command {
+  const program = new Command("mcp-wiretap")
+    .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
+    .version(VERSION, "-v, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+
+  program
+    .command("start", { isDefault: true })
+    .description("run the proxy (the default command)")
+    .addOption(new Option("--host <address>", "address to listen on").default("127.0.0.1").argParser(parseListenHost))
+    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(8080).argParser(parsePort))
+    .addOption(caDirOption())
+    .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
+    .option("--config <file>", "policy file (YAML)")
+    .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
+    .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
+    .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
+    .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort))
+    .action(async (o: Record<string, unknown>) => {
+      const options: StartOptions = {
+        host: o.host as string,
+        port: o.port as number,
+        caDir: o.caDir as string,
+        logFile: o.logFile as string | undefined,
+        config: o.config as string | undefined,
+        upstreamCa: o.upstreamCa as string[],
+        insecureUpstream: o.insecureUpstream as boolean,
+        passthrough: o.passthrough as string[],
+        graceMs: o.grace as number,
+      };
+      await startCommand(options);
+    });
+
+  const ca = program.command("ca").description("the proxy's certificate authority");
+  ca.command("path")
+    .description("print the absolute path of the CA certificate (PEM), creating the CA if needed")
+    .addOption(caDirOption())
+    .action((o: { caDir: string }) => caPathCommand(o));
+  ca.command("show")
+    .description("print the CA's subject, validity and SHA-256 fingerprint")
+    .addOption(caDirOption())
+    .option("--json", "as JSON")
+    .action((o: { caDir: string; json?: boolean }) => caShowCommand(o));
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exit(err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : USAGE);
+    }
+    if (err instanceof CaError || err instanceof TrustError || err instanceof StartError) {
+      process.stderr.write(`mcp-wiretap: ${err.message}\n`);
+      process.exit(USAGE);
+    }
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === "EADDRINUSE" || e.code === "EACCES" || e.code === "EADDRNOTAVAIL") {
+      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`mcp-wiretap: ${e.stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+await main(process.argv);

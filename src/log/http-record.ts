@@ -1,0 +1,33 @@
+import type { Addon, Exchange } from "../proxy/exchange.js";
+import { formatTarget } from "../proxy/target.js";
+import type { ExchangeRecord } from "../proxy/exchange-record.js";
+import type { Logger } from "./logger.js";
+import { redactUrlQuery } from "./redact.js";
+
+/** One `event: "http"` record per exchange, written when the exchange ends. */
+export function httpRecordAddon(logger: Logger): Addon {
+  return {
+    name: "http-record",
+    exchangeEnd(ex: Exchange) {
+      const record = ex as ExchangeRecord;
+      const failed = ex.error !== null && ex.error.code !== "client_aborted";
+      logger[failed ? "warn" : "info"]({
+        event: "http",
+        flow: ex.id,
+        mode: ex.mode,
+        client: `${ex.client.address}:${ex.client.port}`,
+        server: formatTarget(ex.server),
+        method: ex.request.method,
+        path: redactUrlQuery(ex.request.path),
+        status: ex.response?.status ?? null,
+        statusSource: ex.response?.source ?? null,
+        requestBytes: ex.requestBytes,
+        responseBytes: ex.responseBytes,
+        durationMs: (record.endedAt ?? Date.now()) - ex.startedAt,
+        tls: ex.server.secure || ex.client.tls ? { client: ex.client.tls, server: ex.server.tls } : null,
+        ...(ex.server.insecure ? { insecureUpstream: true } : {}),
+        ...(ex.error ? { error: ex.error } : {}),
+      });
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import http from "node:http";
+import https from "node:https";
+import type { Duplex } from "node:stream";
+import { Proxy } from "http-mitm-proxy";
+
+/**
+ * The interception engine: http-mitm-proxy, and the only module that imports it.
+ *
+ * The engine accepts proxy connections and turns every request — absolute-URI requests and the requests
+ * inside CONNECT tunnels — into a context that its `onRequest` hook sees. The rest of its defaults do not
+ * fit a security tool (see docs/architecture.md), so three things are ours:
+ * - CONNECT: validated targets, TLS terminated in-process on the client's socket with one leaf key,
+ *   instead of a local HTTPS server and a loopback hop per host with a new key each;
+ * - the exchange itself: taken over in `onRequest`, because the engine's forwarding ignores backpressure and
+ *   re-frames bodies as chunked once anything watches them;
+ * - errors: reported to our logger instead of the console.
+ */
+export interface EngineHandlers {
+  connect(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** `requestTarget` is the request line's target as the client sent it (the engine rewrites `req.url`). */
+  request(req: http.IncomingMessage, res: http.ServerResponse, requestTarget: string): void;
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  error(kind: string, err: Error): void;
+}
+
+class QuietProxy extends Proxy {
+  constructor(private readonly report: (kind: string, err: Error) => void) {
+    super();
+  }
+
+  override _onError(kind: string, _ctx: unknown, err: Error): void {
+    this.report(kind, err);
+  }
+}
+
+export class Engine {
+  readonly server: http.Server;
+  private readonly proxy: QuietProxy;
+
+  constructor(handlers: EngineHandlers) {
+    this.proxy = new QuietProxy(handlers.error);
+    // Read by the engine's request path; the exchange never uses them (we forward ourselves).
+    this.proxy.options = { keepAlive: true };
+    this.proxy.keepAlive = true;
+    this.proxy.httpAgent = new http.Agent({ keepAlive: true });
+    this.proxy.httpsAgent = new https.Agent({ keepAlive: true });
+    const requestTargets = new WeakMap<http.IncomingMessage, string>();
+    this.proxy.onRequest((ctx) => {
+      const req = ctx.clientToProxyRequest;
+      handlers.request(req, ctx.proxyToClientResponse, requestTargets.get(req) ?? req.url ?? "/");
+    });
+
+    this.server = http.createServer({ keepAlive: true, requestTimeout: 0 });
+    // No idle timeout: an SSE response may stay open for hours.
+    this.server.timeout = 0;
+    this.server.on("request", (req, res) => {
+      requestTargets.set(req, req.url ?? "/");
+      this.proxy._onHttpServerRequest(false, req, res);
+    });
+    this.server.on("connect", handlers.connect);
+    this.server.on("upgrade", handlers.upgrade);
+    this.server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+      if (err.code !== "ECONNRESET" && socket.writable) {
+        socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      } else {
+        socket.destroy();
+      }
+    });
+  }
+
+  /** Serves the HTTP requests inside a CONNECT tunnel (decrypted or plain) on the engine. */
+  serveTunnel(socket: Duplex): void {
+    this.server.emit("connection", socket);
+  }
+
+  listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once("error", onError);
+      this.server.listen({ host, port }, () => {
+        this.server.off("error", onError);
+        const address = this.server.address();
+        if (address && typeof address === "object") resolve({ host: address.address, port: address.port });
+        else reject(new Error("listener has no address"));
+      });
+    });
+  }
+
+  /** Stops accepting; idle keep-alive connections close, busy ones finish their exchange. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  closeAll(): void {
+    this.server.closeAllConnections();
+  }
+}

@@ -1,0 +1,105 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * One HTTP request/response pair seen by the proxy (mitmproxy's "flow").
+ * The forwarder fills it in as the exchange progresses; addons read it and tap its bodies.
+ * Taps receive copies of the bytes as they are forwarded: they can never delay or change them.
+ */
+export interface Exchange {
+  /** Unique id of this exchange ("flow" in log records). */
+  readonly id: string;
+  readonly startedAt: number;
+  /** How the request reached us. */
+  readonly mode: ExchangeMode;
+  readonly client: Peer & { tls: string | null };
+  /** The real destination: the CONNECT target, absolute-URI host or reverse-mode upstream. */
+  readonly server: ServerEndpoint;
+  readonly request: RequestHead;
+  /** Set when the response head arrives from upstream (or is synthesised by the proxy). */
+  response: ResponseHead | null;
+  /** Bytes of body forwarded so far, each way (as on the wire, before any decoding). */
+  requestBytes: number;
+  responseBytes: number;
+  /** Set when the exchange failed (upstream refused, TLS error, client vanished, ...). */
+  error: ExchangeError | null;
+  /** Per-exchange scratch space for addons, keyed by addon name. */
+  readonly notes: Map<string, unknown>;
+  /** Receive a copy of every request body chunk from now on (call from `requestHeaders`). */
+  tapRequest(tap: BodyTap): void;
+  /** Receive a copy of every response body chunk from now on (call from `responseHeaders`). */
+  tapResponse(tap: BodyTap): void;
+}
+
+export type ExchangeMode = "mitm" | "plain-connect" | "plain-proxy" | "reverse";
+
+export interface Peer {
+  address: string;
+  port: number;
+}
+
+export interface ServerEndpoint {
+  host: string;
+  port: number;
+  /** true when the proxy→server leg is TLS. */
+  secure: boolean;
+  /** TLS version of the proxy→server leg once connected, e.g. "TLSv1.3". */
+  tls: string | null;
+  /** Upstream certificate verification was switched off by --insecure-upstream. */
+  insecure: boolean;
+}
+
+export interface RequestHead {
+  method: string;
+  /** Origin-form path with query, e.g. "/mcp?x=1". */
+  path: string;
+  httpVersion: string;
+  /** Lower-cased header names, as node:http parses them. */
+  headers: IncomingHttpHeaders;
+}
+
+export interface ResponseHead {
+  status: number;
+  statusMessage: string;
+  headers: IncomingHttpHeaders;
+  /** Who produced it: the upstream, or the proxy itself (errors, policy denials). */
+  source: "upstream" | "proxy";
+}
+
+export interface ExchangeError {
+  /** Stable code: "upstream_tls", "upstream_connect", "upstream_reset", "client_aborted", ... */
+  code: string;
+  message: string;
+  /** The TLS error code of a failed upstream handshake, e.g. "CERT_HAS_EXPIRED". */
+  tlsError?: string;
+}
+
+/** A copy of a body as it streams through. `end` is called once; `abort` instead when the body broke off. */
+export interface BodyTap {
+  data(chunk: Buffer): void;
+  end(): void;
+  abort?(reason: ExchangeError): void;
+}
+
+/** CONNECT-level facts, for tunnels the proxy does not decrypt and for refused targets. */
+export interface TunnelInfo {
+  readonly id: string;
+  readonly client: Peer;
+  readonly target: { host: string; port: number };
+  readonly startedAt: number;
+}
+
+/**
+ * Addons see every exchange, in registration order (mitmproxy's addon model). Hooks must not throw;
+ * the pipeline catches and logs anything that does, and forwarding carries on regardless.
+ */
+export interface Addon {
+  readonly name: string;
+  requestHeaders?(ex: Exchange): void;
+  responseHeaders?(ex: Exchange): void;
+  /** Both bodies are complete (or the exchange failed): the last hook an exchange gets. */
+  exchangeEnd?(ex: Exchange): void;
+  /** A tunnel the proxy passed through without decrypting has closed. */
+  tunnelEnd?(t: TunnelInfo, stats: { bytesUp: number; bytesDown: number; error: string | null }): void;
+  /** Called once at shutdown, after the listeners are closed: report what is still open. */
+  close?(): void | Promise<void>;
+}

@@ -1,0 +1,38 @@
+/** Headers that describe one connection, not the message: never forwarded (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/**
+ * The end-to-end headers of a message in node's raw form ([name, value, name, value, …]), with their
+ * original case and order, minus hop-by-hop headers and those the Connection header names.
+ */
+export function endToEndRawHeaders(raw: readonly string[], keep: ReadonlySet<string> = NONE): string[] {
+  const dropped = new Set(HOP_BY_HOP);
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === "connection") {
+      for (const token of raw[i + 1]!.split(",")) dropped.add(token.trim().toLowerCase());
+    }
+  }
+  for (const name of keep) dropped.delete(name);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!dropped.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** First value of a header from node's parsed headers. */
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,69 @@
+import type http from "node:http";
+import type { TunnelContext } from "./connect.js";
+import type { ForwardRoute } from "./forward.js";
+import { headerValue } from "./headers.js";
+import { formatTarget, parseHostHeader, validateHost, validatePort } from "./target.js";
+
+export type RouteResult =
+  | { ok: true; route: ForwardRoute }
+  | { ok: false; status: 400 | 421; reason: string };
+
+/**
+ * Where a request really goes. Inside a tunnel that is the CONNECT target, and a Host header naming
+ * another host is refused (421): policy must judge the destination the client actually reaches.
+ */
+export function routeRequest(req: http.IncomingMessage, requestTarget: string, tunnel: TunnelContext | undefined): RouteResult {
+  const client = { address: req.socket.remoteAddress ?? "unknown", port: req.socket.remotePort ?? 0, tls: null as string | null };
+  if (tunnel) {
+    client.address = tunnel.info.client.address;
+    client.port = tunnel.info.client.port;
+    client.tls = tunnel.clientTls;
+    const target = tunnel.info.target;
+    const hostHeader = headerValue(req.headers.host);
+    if (hostHeader === undefined) return { ok: false, status: 400, reason: "request has no Host header" };
+    const named = parseHostHeader(hostHeader, target.port);
+    if (!named.ok || named.target.host !== target.host || named.target.port !== target.port) {
+      return {
+        ok: false,
+        status: 421,
+        reason: `Host header ${JSON.stringify(hostHeader.slice(0, 300))} does not name the CONNECT target ${formatTarget(target)}`,
+      };
+    }
+    const path = requestTarget.startsWith("/") ? requestTarget : originPath(requestTarget);
+    if (path === null) return { ok: false, status: 400, reason: "request target must be origin-form inside a tunnel" };
+    return { ok: true, route: { mode: tunnel.secure ? "mitm" : "plain-connect", target, secure: tunnel.secure, client, path } };
+  }
+  let url: URL;
+  try {
+    url = new URL(requestTarget);
+  } catch {
+    return {
+      ok: false,
+      status: 400,
+      reason: "this is a proxy: send absolute-URI requests or CONNECT (set HTTPS_PROXY / HTTP_PROXY to its address)",
+    };
+  }
+  if (url.protocol !== "http:") return { ok: false, status: 400, reason: `unsupported scheme ${url.protocol} (use CONNECT for https)` };
+  const host = validateHost(url.hostname);
+  if (!host.ok) return { ok: false, status: 400, reason: host.reason };
+  const port = url.port === "" ? 80 : validatePort(url.port);
+  if (port === null) return { ok: false, status: 400, reason: "port must be 1-65535" };
+  const target = { host: host.host, port };
+  return { ok: true, route: { mode: "plain-proxy", target, secure: false, client, path: `${url.pathname}${url.search}` } };
+}
+
+function originPath(absolute: string): string | null {
+  try {
+    const url = new URL(absolute);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Answers a request the proxy refuses, as one line of plain text. */
+export function refuseRequest(res: http.ServerResponse, status: number, reason: string): void {
+  const body = `mcp-wiretap: ${reason}\n`;
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}

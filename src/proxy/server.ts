@@ -1,0 +1,184 @@
+import http from "node:http";
+import https from "node:https";
+import type { Duplex } from "node:stream";
+import type tls from "node:tls";
+import picomatch from "picomatch";
+import { AddonChain } from "./addon-chain.js";
+import { handleConnect, peerOf, type ConnectDecision, type TunnelContext } from "./connect.js";
+import { Engine } from "./engine.js";
+import type { Addon, Peer } from "./exchange.js";
+import { forwardExchange, type Upstream } from "./forward.js";
+import { refuseRequest, routeRequest } from "./route.js";
+import { formatTarget, type Target } from "./target.js";
+import { forwardUpgrade } from "./upgrade.js";
+import type { Logger } from "../log/logger.js";
+
+export interface ProxyServerOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  addons: Addon[];
+  /** Issues the certificate the client sees for a CONNECT host. */
+  secureContextFor(host: string): tls.SecureContext;
+  /** Trusted roots for the proxy→server leg. */
+  upstreamCa: string[];
+  insecureUpstream: boolean;
+  /** Hosts tunnelled without decryption (globs). */
+  passthrough: string[];
+  /** Decides about CONNECT targets before any byte is exchanged (policy); default: intercept. */
+  decideConnect?: (target: Target, client: Peer) => ConnectDecision | null;
+  connectTimeoutMs?: number;
+}
+
+/** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
+export class ProxyServer {
+  private readonly engine: Engine;
+  private readonly addons: AddonChain;
+  private readonly upstream: Upstream;
+  private readonly tunnels = new WeakMap<Duplex, TunnelContext>();
+  private readonly openSockets = new Set<Duplex>();
+  private readonly isPassthrough: (host: string) => boolean;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: ProxyServerOptions) {
+    this.log = opts.logger;
+    this.addons = new AddonChain(opts.addons, (addon, hook, err) =>
+      this.log.error({ event: "addon_error", addon, hook, err: errorText(err) }),
+    );
+    const tlsOptions = { ca: opts.upstreamCa, rejectUnauthorized: !opts.insecureUpstream };
+    this.upstream = {
+      httpAgent: new http.Agent({ keepAlive: true, scheduling: "lifo" }),
+      httpsAgent: new https.Agent({ keepAlive: true, scheduling: "lifo", ...tlsOptions }),
+      insecure: opts.insecureUpstream,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
+    };
+    const matchers = opts.passthrough.map((glob) => picomatch(glob.toLowerCase(), { nocase: true, dot: true }));
+    this.isPassthrough = (host) => matchers.some((m) => m(host));
+    this.engine = new Engine({
+      connect: (req, socket, head) => this.onConnect(req, socket, head),
+      request: (req, res, requestTarget) => this.onRequest(req, res, requestTarget),
+      upgrade: (req, socket, head) => this.onUpgrade(req, socket, head, tlsOptions),
+      error: (kind, err) => this.log.debug({ event: "engine_error", kind, err: errorText(err) }),
+    });
+  }
+
+  listen(): Promise<{ host: string; port: number }> {
+    return this.engine.listen(this.opts.host, this.opts.port);
+  }
+
+  /**
+   * Stops accepting, lets exchanges in flight finish for up to `graceMs`, then closes what is left and
+   * lets the addons report what was still open.
+   */
+  async close(graceMs: number): Promise<void> {
+    const closed = this.engine.close();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([closed, grace]);
+    this.engine.closeAll();
+    for (const socket of this.openSockets) socket.destroy();
+    await closed;
+    this.upstream.httpAgent.destroy();
+    this.upstream.httpsAgent.destroy();
+    await this.addons.close();
+  }
+
+  private onConnect(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.track(socket);
+    handleConnect(
+      {
+        decide: (target, client) => {
+          const verdict = this.opts.decideConnect?.(target, client);
+          if (verdict) return verdict;
+          return this.isPassthrough(target.host) ? { action: "passthrough" } : { action: "intercept" };
+        },
+        secureContextFor: (host) => this.opts.secureContextFor(host),
+        serve: (tunnelSocket, tunnel) => {
+          this.tunnels.set(tunnelSocket, tunnel);
+          this.engine.serveTunnel(tunnelSocket);
+        },
+        refused: (e) => this.log.warn({ event: "refused", stage: "connect", client: `${e.client.address}:${e.client.port}`, target: e.target, status: e.status, reason: e.reason }),
+        clientTlsError: (t, err) =>
+          this.log.warn({
+            event: "client_tls_error",
+            tunnel: t.id,
+            server: formatTarget(t.target),
+            client: `${t.client.address}:${t.client.port}`,
+            err: errorText(err),
+            hint: "the client may not trust the mcp-wiretap CA: see `mcp-wiretap ca path`",
+          }),
+        passthroughEnd: (t, stats) => {
+          this.log.info({
+            event: "tunnel",
+            mode: "passthrough",
+            tunnel: t.id,
+            client: `${t.client.address}:${t.client.port}`,
+            server: formatTarget(t.target),
+            bytesUp: stats.bytesUp,
+            bytesDown: stats.bytesDown,
+            durationMs: Date.now() - t.startedAt,
+            ...(stats.error ? { error: stats.error } : {}),
+          });
+          this.addons.tunnelEnd(t, stats);
+        },
+      },
+      req,
+      socket,
+      head,
+    );
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse, requestTarget: string): void {
+    const tunnel = this.tunnels.get(req.socket);
+    const routed = routeRequest(req, requestTarget, tunnel);
+    if (!routed.ok) {
+      this.log.warn({
+        event: "refused",
+        stage: "request",
+        client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`,
+        server: tunnel ? formatTarget(tunnel.info.target) : null,
+        method: req.method,
+        host: req.headers.host?.slice(0, 300) ?? null,
+        status: routed.status,
+        reason: routed.reason,
+      });
+      req.resume();
+      refuseRequest(res, routed.status, routed.reason);
+      return;
+    }
+    forwardExchange(this.addons, this.upstream, routed.route, req, res);
+  }
+
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, tlsOptions: tls.ConnectionOptions): void {
+    this.track(socket);
+    const tunnel = this.tunnels.get(req.socket);
+    const routed = routeRequest(req, req.url ?? "/", tunnel);
+    if (!routed.ok) {
+      socket.end(`HTTP/1.1 ${routed.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      return;
+    }
+    const route = routed.route;
+    const startedAt = Date.now();
+    forwardUpgrade(route, tlsOptions, req, socket, head, (stats) =>
+      this.log.info({
+        event: "websocket",
+        client: `${route.client.address}:${route.client.port}`,
+        server: formatTarget(route.target),
+        path: route.path,
+        status: stats.status,
+        bytesUp: stats.bytesUp,
+        bytesDown: stats.bytesDown,
+        durationMs: Date.now() - startedAt,
+        ...(stats.error ? { error: stats.error } : {}),
+      }),
+    );
+  }
+
+  private track(socket: Duplex): void {
+    this.openSockets.add(socket);
+    socket.once("close", () => this.openSockets.delete(socket));
+  }
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

@@ -1,0 +1,48 @@
+import type { ExchangeError } from "./exchange.js";
+
+const TLS_CODES = new Set([
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "HOSTNAME_MISMATCH",
+]);
+
+const CONNECT_CODES: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ETIMEDOUT: "connection timed out",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection closed",
+  ENOTFOUND: "name does not resolve",
+  EAI_AGAIN: "name resolution failed (temporary)",
+};
+
+/** Turns an error from the proxy→server leg into a stable code and a one-line message. */
+export function classifyUpstreamError(err: NodeJS.ErrnoException, server: string): ExchangeError {
+  const code = err.code ?? "";
+  if (TLS_CODES.has(code) || code.startsWith("ERR_SSL") || code.startsWith("ERR_TLS") || /certificate/i.test(err.message)) {
+    return { code: "upstream_tls", message: `TLS handshake with ${server} failed: ${err.message} (${code || "TLS error"})`, tlsError: code || err.message };
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return { code: "upstream_dns", message: `${server}: ${CONNECT_CODES[code]}` };
+  }
+  if (code === "ECONNRESET" || code === "EPIPE" || err.message === "socket hang up") {
+    return { code: "upstream_reset", message: `${server}: ${CONNECT_CODES[code] ?? err.message}` };
+  }
+  if (code === "UPSTREAM_CONNECT_TIMEOUT") {
+    return { code: "upstream_timeout", message: `${server}: no connection within the connect timeout` };
+  }
+  if (code in CONNECT_CODES) {
+    return { code: "upstream_connect", message: `${server}: ${CONNECT_CODES[code]}` };
+  }
+  return { code: "upstream_error", message: `${server}: ${err.message}${code ? ` (${code})` : ""}` };
+}

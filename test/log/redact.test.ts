@@ -1,0 +1,183 @@
+import { describe, expect, it } from "vitest";
+import {
+  REDACTED,
+  redactBody,
+  redactFormBody,
+  redactHeaders,
+  redactText,
+  redactUrlQuery,
+} from "../../src/log/redact.js";
+
+const CANARY = "canary-7f3a9c1e5b";
+const JWT_CANARY =
+  "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeS03ZjNhOWMxZTVi";
+
+function expectGone(result: unknown, ...secrets: string[]): void {
+  const text = typeof result === "string" ? result : JSON.stringify(result);
+  for (const secret of secrets) expect(text).not.toContain(secret);
+}
+
+describe("redactHeaders", () => {
+  it("redacts credentials but keeps the auth scheme and the session id", () => {
+    const headers = {
+      authorization: `Bearer ${CANARY}`,
+      "Proxy-Authorization": `Basic ${Buffer.from(`user:${CANARY}`).toString("base64")}`,
+      cookie: `sid=${CANARY}; theme=dark`,
+      "set-cookie": [`sid=${CANARY}; HttpOnly`, `csrf=${CANARY}`],
+      "X-API-Key": CANARY,
+      "x-goog-api-key": CANARY,
+      "api-key": CANARY,
+      "x-auth-token": CANARY,
+      "x-amz-security-token": CANARY,
+      "x-client-secret-value": CANARY,
+      "x-authorization": CANARY,
+      "mcp-session-id": "session-1234",
+      "content-type": "application/json",
+      "www-authenticate": 'Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource"',
+      location: `https://client.example/cb?code=${CANARY}&state=s1`,
+      "x-missing": undefined,
+    };
+    const result = redactHeaders(headers);
+    expectGone(result, CANARY, Buffer.from(`user:${CANARY}`).toString("base64"));
+    expect(result.authorization).toBe(`Bearer ${REDACTED}`);
+    expect(result["Proxy-Authorization"]).toBe(`Basic ${REDACTED}`);
+    expect(result["set-cookie"]).toEqual([REDACTED, REDACTED]);
+    expect(result["mcp-session-id"]).toBe("session-1234");
+    expect(result["content-type"]).toBe("application/json");
+    expect(result["www-authenticate"]).toBe(headers["www-authenticate"]);
+    expect(result.location).toBe(`https://client.example/cb?code=${REDACTED}&state=s1`);
+    expect(result).not.toHaveProperty("x-missing");
+  });
+
+  it("redacts a schemeless Authorization value entirely", () => {
+    expect(redactHeaders({ Authorization: CANARY }).Authorization).toBe(REDACTED);
+  });
+});
+
+describe("redactBody", () => {
+  it("redacts a token response and a token request", () => {
+    const response = {
+      access_token: JWT_CANARY,
+      token_type: "Bearer",
+      expires_in: 3600,
+      refresh_token: CANARY,
+      id_token: JWT_CANARY,
+      scope: "mcp",
+    };
+    const result = redactBody(response) as Record<string, unknown>;
+    expectGone(result, CANARY, JWT_CANARY);
+    expect(result).toEqual({ ...response, access_token: REDACTED, refresh_token: REDACTED, id_token: REDACTED });
+    expectGone(redactBody({ client_secret: CANARY, code_verifier: CANARY, clientAssertion: CANARY }), CANARY);
+  });
+
+  it("matches names case-insensitively and in camelCase, strings only", () => {
+    const result = redactBody({
+      Password: CANARY,
+      apiKey: CANARY,
+      "API-KEY": CANARY,
+      Secret: CANARY,
+      token: { nested: { accessToken: CANARY } },
+      other: [{ TOKEN: CANARY }],
+    });
+    expectGone(result, CANARY);
+    expect(result).toMatchObject({ token: { nested: { accessToken: REDACTED } } });
+  });
+
+  it("keeps JSON-RPC error codes, progress tokens and ordinary fields", () => {
+    const message = {
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32602, message: "bad", data: { code: "E_BAD" } },
+      params: { _meta: { progressToken: "p-1" }, name: "echo" },
+    };
+    expect(redactBody(message)).toEqual(message);
+  });
+
+  it("does not mutate its input and keeps member order", () => {
+    const input = { z: 1, password: CANARY, a: { token: CANARY } };
+    const snapshot = structuredClone(input);
+    const result = redactBody(input);
+    expect(input).toEqual(snapshot);
+    expect(Object.keys(result as object)).toEqual(["z", "password", "a"]);
+  });
+
+  it("copies __proto__ members as data, not as a prototype", () => {
+    const input = JSON.parse(`{"__proto__":{"token":"${CANARY}"}}`) as unknown;
+    const result = redactBody(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    expect(JSON.stringify(result)).toBe(`{"__proto__":{"token":"${REDACTED}"}}`);
+  });
+
+  it("survives 100,000-deep nesting and cycles", () => {
+    let deep: unknown = { token: CANARY };
+    for (let level = 0; level < 100_000; level++) deep = level % 2 ? { a: deep } : [deep];
+    let copy = redactBody(deep);
+    for (let level = 0; level < 100_000; level++) {
+      copy = Array.isArray(copy) ? copy[0] : (copy as { a: unknown }).a;
+    }
+    expect(copy).toEqual({ token: REDACTED });
+
+    const cyclic: Record<string, unknown> = { password: CANARY };
+    cyclic.self = cyclic;
+    expect(redactBody(cyclic)).toEqual({ password: REDACTED, self: "[circular]" });
+  });
+
+  it("passes primitives through", () => {
+    expect(redactBody("x")).toBe("x");
+    expect(redactBody(null)).toBeNull();
+    expect(redactBody(undefined)).toBeUndefined();
+  });
+});
+
+describe("redactUrlQuery and redactFormBody", () => {
+  it("redacts secret query and fragment parameters, keeps the session id", () => {
+    const url = `/message?sessionId=abc-123&access_token=${CANARY}&x=1#access_token=${CANARY}&token_type=bearer`;
+    const result = redactUrlQuery(url);
+    expectGone(result, CANARY);
+    expect(result).toBe(
+      `/message?sessionId=abc-123&access_token=${REDACTED}&x=1#access_token=${REDACTED}&token_type=bearer`,
+    );
+    expect(redactUrlQuery(`/mcp?api%5Fkey=${CANARY}&key=${CANARY}`)).toBe(
+      `/mcp?api%5Fkey=${REDACTED}&key=${REDACTED}`,
+    );
+    expect(redactUrlQuery("/mcp")).toBe("/mcp");
+    expect(redactUrlQuery("/mcp?flag&%E0%A4%A=1")).toBe("/mcp?flag&%E0%A4%A=1");
+  });
+
+  it("redacts an OAuth token request", () => {
+    const body = `grant_type=authorization_code&code=${CANARY}&code_verifier=${CANARY}&client_id=app&client_secret=${CANARY}&redirect_uri=http%3A%2F%2Flocalhost`;
+    const result = redactFormBody(body);
+    expectGone(result, CANARY);
+    expect(result).toContain("grant_type=authorization_code");
+    expect(result).toContain("client_id=app");
+    expect(result).toContain(`code_verifier=${REDACTED}`);
+  });
+});
+
+describe("redactText", () => {
+  it("redacts bearer and basic credentials, keeping the scheme", () => {
+    const result = redactText(`upstream said 401 for Authorization: Bearer ${CANARY} (basic ${CANARY}==)`);
+    expectGone(result, CANARY);
+    expect(result).toBe(`upstream said 401 for Authorization: Bearer ${REDACTED} (basic ${REDACTED})`);
+  });
+
+  it("redacts JWTs anywhere", () => {
+    const result = redactText(`token ${JWT_CANARY} expired.`);
+    expectGone(result, JWT_CANARY, "eyJzdWIiOiJjYW5hcnkifQ");
+  });
+
+  it("redacts secret pairs in URLs and quoted JSON", () => {
+    const result = redactText(
+      `GET https://as.example/cb?access_token=${CANARY}&state=1 failed: {"refresh_token": "${CANARY}", "code": -32600}`,
+    );
+    expectGone(result, CANARY);
+    expect(result).toContain("state=1");
+    expect(result).toContain('"code": -32600');
+  });
+
+  it("leaves challenge parameters readable", () => {
+    const challenge = 'Bearer error="invalid_token", resource_metadata="https://x/.well-known/oauth-protected-resource"';
+    expect(redactText(challenge)).toBe(challenge);
+    expect(redactText('Basic realm="mcp"')).toBe('Basic realm="mcp"');
+  });
+});
