@@ -3,9 +3,10 @@ import { Command, CommanderError, Option } from "commander";
 import { CaError } from "../ca/index.js";
 import { TrustError } from "../proxy/upstream-trust.js";
 import { caPathCommand, caShowCommand } from "./ca-commands.js";
-import { collect, parseListenHost, parsePort } from "./option-parsers.js";
+import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
+import { collect, parseListenHost, parsePort, parsePositiveInt } from "./option-parsers.js";
 import { DEFAULT_CA_DIR, VERSION } from "./package-info.js";
-import { startCommand, StartError, type StartOptions } from "./start.js";
+import { DEFAULT_MAX_INSPECT_BYTES, startCommand, StartError, type StartOptions } from "./start.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -32,6 +33,9 @@ export function buildProgram(): Command {
     .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
     .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
     .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
+    .addOption(new Option("--payloads <mode>", "how much of each message to log").choices(PAYLOAD_MODES).default("truncated"))
+    .addOption(new Option("--max-payload-bytes <n>", "payloads larger than this are truncated (with size and sha256)").default(DEFAULT_MAX_PAYLOAD_BYTES).argParser(parsePositiveInt))
+    .addOption(new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected").default(DEFAULT_MAX_INSPECT_BYTES).argParser(parsePositiveInt))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort))
     .action(async (o: Record<string, unknown>) => {
       const options: StartOptions = {
@@ -44,6 +48,9 @@ export function buildProgram(): Command {
         insecureUpstream: o.insecureUpstream as boolean,
         passthrough: o.passthrough as string[],
         graceMs: o.grace as number,
+        payloads: o.payloads as PayloadMode,
+        maxPayloadBytes: o.maxPayloadBytes as number,
+        maxInspectBytes: o.maxInspectBytes as number,
       };
       await startCommand(options);
     });

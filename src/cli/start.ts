@@ -2,6 +2,10 @@ import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { createLogSink } from "../log/logger.js";
 import { httpRecordAddon } from "../log/http-record.js";
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
+import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
+import { mcpAddon } from "../mcp/addon.js";
+import { McpTracker } from "../mcp/tracker.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { banner } from "./banner.js";
@@ -18,7 +22,16 @@ export interface StartOptions {
   insecureUpstream: boolean;
   passthrough: string[];
   graceMs: number;
+  payloads?: PayloadMode;
+  maxPayloadBytes?: number;
+  maxInspectBytes?: number;
 }
+
+export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
+
+/** Bounds on what the proxy remembers between messages. */
+const MAX_PENDING_REQUESTS = 10_000;
+const MAX_SESSIONS = 10_000;
 
 export class StartError extends Error {}
 
@@ -39,11 +52,19 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   if (opts.insecureUpstream) {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
+  const payloadOptions = { payloads: opts.payloads ?? DEFAULT_PAYLOAD_MODE, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
+  const tracker = new McpTracker(
+    {
+      rpc: (e) => log[e.kind === "invalid" || e.headerMismatch ? "warn" : "info"](rpcRecord(e, payloadOptions)),
+      session: (r) => log.info(sessionRecord(r)),
+    },
+    { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
+  );
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [httpRecordAddon(log)],
+    addons: [mcpAddon(tracker, { maxInspectBytes: opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES }), httpRecordAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

@@ -1,0 +1,163 @@
+/**
+ * The loopback HTTPS MCP-like upstream every path talks to (runs in the bench process, so its clock is the
+ * client's clock):
+ *   POST /mcp             JSON-RPC: a `tools/call` result as application/json, or as text/event-stream when
+ *                         the request accepts only text/event-stream (Streamable HTTP); 202 for notifications
+ *   GET  /sse?count&interval  `count` progress notifications, one every `interval` ms, each stamped with the
+ *                         server's monotonic write time (`sentNs`), then the stream ends
+ *   GET  /hold            an SSE stream that sends one event and stays open until the client goes
+ *   GET  /big?mb=N        N MiB streamed with backpressure (content-length set)
+ *   GET  /health          "ok"
+ * Listens on 127.0.0.1 and, for new-host handshakes, on further loopback addresses (127.0.0.2, …).
+ */
+import https from "node:https";
+import type http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface Upstream {
+  /** host:port of the main listener (127.0.0.1). */
+  main: { host: string; port: number };
+  /** host:port of the extra listeners, one per "new host". */
+  extra: { host: string; port: number }[];
+  readonly openHolds: number;
+  readonly openConnections: number;
+  close(): Promise<void>;
+}
+
+const CHUNK = Buffer.alloc(64 * 1024, 0x61);
+
+function jsonRpcResult(id: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", id: id ?? null, result: { content: [{ type: "text", text: "ok" }], isError: false } });
+}
+
+function sseHead(res: http.ServerResponse): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.flushHeaders();
+}
+
+export async function startUpstream(opts: { cert: string; key: string; extraHosts: readonly string[] }): Promise<Upstream> {
+  let openHolds = 0;
+  const sockets = new Set<Socket>();
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    const url = new URL(req.url ?? "/", "https://upstream");
+    if (req.method === "POST" && url.pathname === "/mcp") {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        let message: { id?: unknown; method?: unknown } = {};
+        try {
+          message = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof message;
+        } catch {
+          res.writeHead(400, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
+          return;
+        }
+        if (!("id" in message)) {
+          res.writeHead(202).end();
+          return;
+        }
+        const accept = String(req.headers.accept ?? "");
+        const body = jsonRpcResult(message.id);
+        if (accept.includes("text/event-stream") && !accept.includes("application/json")) {
+          sseHead(res);
+          res.end(`event: message\ndata: ${body}\n\n`);
+        } else {
+          res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
+        }
+      });
+      return;
+    }
+    if (req.method !== "GET") {
+      res.writeHead(405).end();
+      return;
+    }
+    switch (url.pathname) {
+      case "/health":
+        res.writeHead(200, { "content-type": "text/plain", "content-length": 2 }).end("ok");
+        return;
+      case "/sse": {
+        const count = Math.min(10_000, Number(url.searchParams.get("count") ?? 10));
+        const interval = Math.max(1, Number(url.searchParams.get("interval") ?? 10));
+        sseHead(res);
+        let n = 0;
+        const timer = setInterval(() => {
+          n++;
+          const data = JSON.stringify({
+            jsonrpc: "2.0",
+            method: "notifications/progress",
+            params: { progressToken: "bench", progress: n, total: count, sentNs: process.hrtime.bigint().toString() },
+          });
+          res.write(`event: message\nid: ${n}\ndata: ${data}\n\n`);
+          if (n >= count) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, interval);
+        res.on("close", () => clearInterval(timer));
+        return;
+      }
+      case "/hold":
+        openHolds++;
+        res.on("close", () => openHolds--);
+        sseHead(res);
+        res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "open" } })}\n\n`);
+        return;
+      case "/big": {
+        const total = Math.min(1024, Number(url.searchParams.get("mb") ?? 1)) * 1024 * 1024;
+        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": total });
+        let sent = 0;
+        const pump = (): void => {
+          while (sent < total) {
+            const n = Math.min(CHUNK.length, total - sent);
+            sent += n;
+            if (!res.write(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n))) {
+              res.once("drain", pump);
+              return;
+            }
+          }
+          res.end();
+        };
+        pump();
+        return;
+      }
+      default:
+        res.writeHead(404).end();
+    }
+  };
+
+  const servers: https.Server[] = [];
+  const listen = async (host: string): Promise<{ host: string; port: number }> => {
+    const server = https.createServer({ cert: opts.cert, key: opts.key, keepAlive: true, requestTimeout: 0 }, handler);
+    server.keepAliveTimeout = 120_000;
+    server.on("connection", (s: Socket) => {
+      sockets.add(s);
+      s.once("close", () => sockets.delete(s));
+    });
+    server.on("tlsClientError", () => undefined);
+    server.on("clientError", (_e, s: Socket) => s.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host, port: 0, backlog: 2048 }, () => resolve());
+    });
+    servers.push(server);
+    return { host, port: (server.address() as AddressInfo).port };
+  };
+
+  const main = await listen("127.0.0.1");
+  const extra: { host: string; port: number }[] = [];
+  for (const host of opts.extraHosts) extra.push(await listen(host));
+  return {
+    main,
+    extra,
+    get openHolds() {
+      return openHolds;
+    },
+    get openConnections() {
+      return sockets.size;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { computeArgsHash } from "../mcp/canonical-json.js";
+import type { RpcEvent } from "../mcp/rpc-event.js";
+import type { SessionRecord } from "../mcp/sessions.js";
+import { measurePayload, shapePayload, type PayloadMode } from "./payload.js";
+import { redactBody, redactUrlQuery } from "./redact.js";
+
+export interface PayloadOptions {
+  payloads: PayloadMode;
+  maxPayloadBytes: number;
+}
+
+const PAYLOAD_FIELD = { request: "params", notification: "params", response: "result", error: "error" } as const;
+
+/** The `event: "rpc"` record of one message (the contract is in docs/log-format.md). */
+export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    event: "rpc",
+    flow: e.flow,
+    transport: e.transport,
+    server: e.server,
+    path: redactUrlQuery(e.path),
+    session: e.session,
+    protocolVersion: e.protocolVersion,
+    direction: e.direction,
+    kind: e.kind,
+    id: e.id ?? null,
+    method: e.method ?? null,
+    tool: e.tool ?? null,
+    bytes: e.bytes,
+  };
+  if (e.latencyMs !== undefined) record.latencyMs = e.latencyMs;
+  const raw = e.raw as Record<string, unknown> | undefined;
+  if (e.kind === "request" && e.method === "tools/call") {
+    const args = (raw?.params as Record<string, unknown> | undefined)?.arguments ?? {};
+    const hash = computeArgsHash(args);
+    record.argsHash = hash.hash;
+    if (hash.hash === null) record.argsHashError = hash.reason;
+  }
+  if (e.related) record.related = e.related;
+  if (e.method === "notifications/progress") {
+    const params = raw?.params as Record<string, unknown> | undefined;
+    record.progressToken = params?.progressToken ?? null;
+  }
+  if (e.reason !== undefined) record.reason = e.reason;
+  if (e.resultType !== undefined) record.resultType = e.resultType;
+  if (e.headerMismatch) record.headerMismatch = e.headerMismatch;
+  if (e.sseEventId !== undefined) record.sseEventId = e.sseEventId;
+  if (e.batch) record.batch = e.batch;
+  if (e.insecureUpstream) record.insecureUpstream = true;
+  if (raw !== undefined) {
+    if (e.kind === "invalid" || e.kind === "unanswered") {
+      record.message = payload(raw, opts);
+    } else {
+      const field = PAYLOAD_FIELD[e.kind];
+      if (field in raw) record[field] = payload(raw[field], opts);
+    }
+  }
+  return record;
+}
+
+export function sessionRecord(r: SessionRecord): Record<string, unknown> {
+  return { event: "session", ...(redactBody(r) as object) };
+}
+
+function payload(value: unknown, opts: PayloadOptions): unknown {
+  const clean = redactBody(value);
+  if (opts.payloads === "none") {
+    const measure = measurePayload(clean);
+    return measure ? { omitted: true, ...measure } : undefined;
+  }
+  return shapePayload(clean, opts.payloads, opts.maxPayloadBytes);
+}

@@ -1,0 +1,203 @@
+import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
+import type { Addon, Exchange } from "../proxy/exchange.js";
+import { headerValue } from "../proxy/headers.js";
+import { formatTarget } from "../proxy/target.js";
+import type { Direction } from "./correlator.js";
+import { splitBatch } from "./jsonrpc.js";
+import type { LegacySession } from "./legacy-endpoints.js";
+import type { MessageContext, Transport } from "./rpc-event.js";
+import { headerMismatches } from "./stateless-headers.js";
+import type { McpTracker, TrackedContext } from "./tracker.js";
+
+export interface McpAddonOptions {
+  maxInspectBytes: number;
+  maxJsonDepth?: number;
+}
+
+/** What the addon knows about one exchange. */
+class McpFlow {
+  isMcp: boolean;
+  transport: Transport;
+  session: string | null;
+  assignedSession: string | null = null;
+  /** The response stream carried SSE event ids: an unanswered request may still be answered on a later GET. */
+  resumable = false;
+  requestDecoded = false;
+  readonly decoding: Promise<void>[] = [];
+
+  constructor(
+    readonly ex: Exchange,
+    readonly server: string,
+    readonly hinted: boolean,
+    public legacy: LegacySession | undefined,
+  ) {
+    this.isMcp = hinted;
+    this.transport = legacy ? "http+sse" : "streamable-http";
+    this.session = legacy?.endpointPath ?? headerValue(ex.request.headers["mcp-session-id"]) ?? null;
+  }
+
+  get scope(): string {
+    return this.session ?? `flow:${this.ex.id}`;
+  }
+}
+
+/**
+ * Decodes the bodies of every exchange that carries MCP (beside forwarding, from copies) and hands each
+ * JSON-RPC message to the tracker.
+ */
+export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
+  const depthLimit = opts.maxJsonDepth ?? 256;
+  const ctx = (flow: McpFlow, direction: Direction, extra: Partial<MessageContext> = {}): TrackedContext => ({
+    flow: flow.ex.id,
+    transport: flow.transport,
+    server: flow.server,
+    path: flow.ex.request.path,
+    session: flow.session,
+    protocolVersion: headerValue(flow.ex.request.headers["mcp-protocol-version"]) ?? null,
+    direction,
+    scope: flow.scope,
+    assignedSession: flow.assignedSession,
+    ...(flow.ex.server.insecure ? { insecureUpstream: true } : {}),
+    ...extra,
+  });
+
+  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}): void => {
+    const { batch, messages } = splitBatch(value);
+    if (!flow.isMcp && !messages.some(looksLikeJsonRpc)) return;
+    flow.isMcp = true;
+    messages.forEach((message, index) => {
+      const size = batch ? Buffer.byteLength(JSON.stringify(message) ?? "") : bytes;
+      const more: Partial<MessageContext> = { ...extra };
+      if (batch) more.batch = { index, size: messages.length };
+      if (direction === "client_to_server") {
+        const mismatch = headerMismatches(flow.ex.request.headers, message);
+        if (mismatch) more.headerMismatch = mismatch;
+      }
+      tracker.message(ctx(flow, direction, more), message, size);
+    });
+  };
+
+  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
+    if (!flow.isMcp || p.code === "empty_body") return;
+    tracker.invalid(ctx(flow, direction), `${p.code}: ${p.message}`, 0);
+  };
+
+  const onSse = (flow: McpFlow, m: BodyMessage): void => {
+    if (m.kind === "sse_meta") {
+      if (m.id) flow.resumable = true;
+      return;
+    }
+    if (m.kind !== "sse") return;
+    const event = m.event;
+    if (event.id) flow.resumable = true;
+    if (event.event === "endpoint") {
+      const base = new URL(`${flow.ex.server.secure ? "https" : "http"}://${flow.server}${flow.ex.request.path}`);
+      const legacy = tracker.legacy.register(event.data, base, flow.ex.id, flow.server);
+      if (legacy) {
+        flow.legacy = legacy;
+        flow.transport = "http+sse";
+        flow.session = legacy.endpointPath;
+        flow.isMcp = true;
+      }
+      return;
+    }
+    if (event.data === "") return;
+    const parsed = parseJsonText(event.data);
+    const bytes = Buffer.byteLength(event.data);
+    const extra = event.id ? { sseEventId: event.id } : {};
+    if (!parsed.ok) {
+      if (flow.isMcp) tracker.invalid(ctx(flow, "server_to_client", extra), `SSE event data is not JSON: ${parsed.error}`, bytes);
+      return;
+    }
+    if (maxDepth(parsed.value, depthLimit) > depthLimit) {
+      if (flow.isMcp) tracker.invalid(ctx(flow, "server_to_client", extra), `JSON nests deeper than ${depthLimit} levels`, bytes);
+      return;
+    }
+    deliver(flow, "server_to_client", parsed.value, bytes, extra);
+  };
+
+  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"]) => {
+    const tap = createBodyDecoder({
+      contentType: headers["content-type"],
+      contentEncoding: headers["content-encoding"],
+      maxInspectBytes: opts.maxInspectBytes,
+      maxEventBytes: opts.maxInspectBytes,
+      maxJsonDepth: depthLimit,
+      onMessage: (m) => {
+        if (m.kind === "json") deliver(flow, direction, m.value, m.bytes);
+        else onSse(flow, m);
+      },
+      onProblem: (p) => problem(flow, direction, p),
+    });
+    flow.decoding.push(tap.done);
+    return tap;
+  };
+
+  return {
+    name: "mcp",
+    requestHeaders(ex) {
+      const server = formatTarget(ex.server);
+      const h = ex.request.headers;
+      const legacy = tracker.legacy.lookup(server, ex.request.path);
+      const hinted = legacy !== undefined || h["mcp-session-id"] !== undefined || h["mcp-protocol-version"] !== undefined || h["mcp-method"] !== undefined;
+      const flow = new McpFlow(ex, server, hinted, legacy);
+      ex.notes.set("mcp", flow);
+      if (bodyModeFor(h["content-type"]) !== "ignored") {
+        flow.requestDecoded = true;
+        ex.tapRequest(decoder(flow, "client_to_server", h));
+      }
+    },
+
+    responseHeaders(ex) {
+      const flow = ex.notes.get("mcp") as McpFlow | undefined;
+      if (!flow || !ex.response) return;
+      const assigned = headerValue(ex.response.headers["mcp-session-id"]);
+      if (assigned && !flow.session) flow.assignedSession = assigned;
+      if (flow.session && !flow.legacy) {
+        if (ex.response.status === 404) tracker.endSession(flow.server, flow.session, "expired (404)", ex.id);
+        else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
+      }
+      if (bodyModeFor(ex.response.headers["content-type"]) !== "ignored") {
+        ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
+      }
+    },
+
+    exchangeEnd(ex) {
+      const flow = ex.notes.get("mcp") as McpFlow | undefined;
+      if (!flow) return;
+      void Promise.allSettled(flow.decoding).then(() => finish(tracker, flow));
+    },
+
+    close() {
+      tracker.close();
+    },
+  };
+}
+
+/** Once every body of the exchange is decoded: what its end means for the requests and the session. */
+function finish(tracker: McpTracker, flow: McpFlow): void {
+  const ex = flow.ex;
+  if (flow.hinted && !flow.requestDecoded && ex.requestBytes > 0) {
+    const type = headerValue(ex.request.headers["content-type"]) ?? "none";
+    tracker.invalid(
+      { flow: ex.id, transport: flow.transport, server: flow.server, path: ex.request.path, session: flow.session, protocolVersion: null, direction: "client_to_server" },
+      `request body is not JSON (content-type: ${type})`,
+      ex.requestBytes,
+    );
+  }
+  if (flow.legacy && flow.legacy.streamFlow === ex.id) {
+    tracker.legacy.remove(flow.legacy);
+    tracker.endSession(flow.server, flow.legacy.endpointPath, "stream closed", ex.id);
+    return;
+  }
+  if (!flow.isMcp || flow.legacy) return;
+  const aborted = ex.error?.code === "client_aborted";
+  const reason = aborted ? "client closed the stream before the response (a cancel in stateless MCP)" : "stream ended without a response";
+  if (flow.session === null || !flow.resumable) {
+    tracker.giveUp((p) => p.flow === ex.id && p.direction === "client_to_server", reason);
+  }
+}
+
+function looksLikeJsonRpc(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "jsonrpc" in value;
+}

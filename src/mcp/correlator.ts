@@ -1,0 +1,106 @@
+import { idKey, type RequestId } from "./jsonrpc.js";
+
+export type Direction = "client_to_server" | "server_to_client";
+
+export function opposite(direction: Direction): Direction {
+  return direction === "client_to_server" ? "server_to_client" : "client_to_server";
+}
+
+/** A request waiting for its response. */
+export interface PendingRequest {
+  readonly server: string;
+  readonly session: string | null;
+  /** Direction the request travelled. */
+  readonly direction: Direction;
+  readonly id: RequestId;
+  readonly method: string;
+  readonly tool: string | undefined;
+  readonly flow: string;
+  readonly path: string;
+  readonly transport: string;
+  readonly startedAt: number;
+  readonly progressToken: string | number | undefined;
+  /** Request params kept only where a later record needs them (initialize). */
+  readonly keep?: unknown;
+}
+
+export type Unanswered = PendingRequest & { reason: string };
+
+/**
+ * Ties responses, progress and cancellations to their requests. The key is
+ * (server, session, direction of the request, id): clients and servers number requests independently, and
+ * the same id may be reused in another session. The table is bounded; what falls out is handed to
+ * `onEvicted`, never dropped silently.
+ */
+export class Correlator {
+  private readonly pending = new Map<string, PendingRequest>();
+  private readonly progress = new Map<string, string>();
+
+  constructor(
+    private readonly maxPending: number,
+    private readonly onEvicted: (lost: Unanswered) => void,
+  ) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  add(request: PendingRequest): void {
+    const key = requestKey(request.server, request.session, request.direction, request.id);
+    const previous = this.pending.get(key);
+    if (previous) this.onEvicted({ ...previous, reason: "id_reused" });
+    this.pending.delete(key);
+    this.pending.set(key, request);
+    if (request.progressToken !== undefined) {
+      this.progress.set(tokenKey(request.server, request.session, request.direction, request.progressToken), key);
+    }
+    while (this.pending.size > this.maxPending) {
+      const oldest = this.pending.keys().next().value as string;
+      this.onEvicted({ ...this.take(oldest)!, reason: "evicted" });
+    }
+  }
+
+  /** The request a response answers; removed from the table. */
+  answer(server: string, session: string | null, requestDirection: Direction, id: RequestId): PendingRequest | undefined {
+    return this.take(requestKey(server, session, requestDirection, id));
+  }
+
+  /** The request a `notifications/progress` belongs to (it stays pending). */
+  byProgressToken(server: string, session: string | null, requestDirection: Direction, token: string | number): PendingRequest | undefined {
+    const key = this.progress.get(tokenKey(server, session, requestDirection, token));
+    return key === undefined ? undefined : this.pending.get(key);
+  }
+
+  /** A cancelled request will not be answered: removed from the table. */
+  cancel(server: string, session: string | null, requestDirection: Direction, id: RequestId): PendingRequest | undefined {
+    return this.take(requestKey(server, session, requestDirection, id));
+  }
+
+  /** Removes and returns the requests that match. */
+  drain(match: (p: PendingRequest) => boolean): PendingRequest[] {
+    const out: PendingRequest[] = [];
+    for (const [key, p] of this.pending) {
+      if (match(p)) {
+        out.push(p);
+        this.take(key);
+      }
+    }
+    return out;
+  }
+
+  private take(key: string): PendingRequest | undefined {
+    const p = this.pending.get(key);
+    if (!p) return undefined;
+    this.pending.delete(key);
+    if (p.progressToken !== undefined) this.progress.delete(tokenKey(p.server, p.session, p.direction, p.progressToken));
+    return p;
+  }
+}
+
+function requestKey(server: string, session: string | null, direction: Direction, id: RequestId): string {
+  return JSON.stringify([server, session, direction, idKey(id)]);
+}
+
+function tokenKey(server: string, session: string | null, direction: Direction, token: string | number): string {
+  return JSON.stringify([server, session, direction, typeof token === "number" ? `n:${token}` : `s:${token}`]);
+}

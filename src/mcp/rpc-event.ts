@@ -1,0 +1,48 @@
+import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
+import type { Direction } from "./correlator.js";
+
+export type Transport = "streamable-http" | "http+sse";
+
+export type RpcKind = "request" | "notification" | "response" | "error" | "invalid" | "unanswered";
+
+/** Where a message was seen: the exchange, the server and the session it belongs to. */
+export interface MessageContext {
+  flow: string;
+  transport: Transport;
+  server: string;
+  path: string;
+  session: string | null;
+  protocolVersion: string | null;
+  direction: Direction;
+  /** SSE event id when the message came in an event stream. */
+  sseEventId?: string;
+  batch?: { index: number; size: number };
+  /** The upstream's certificate was not verified for this exchange. */
+  insecureUpstream?: boolean;
+  /** Stateless revision: request headers that disagree with the body. */
+  headerMismatch?: HeaderMismatch[];
+}
+
+export interface HeaderMismatch {
+  header: string;
+  headerValue: string | null;
+  bodyValue: string | null;
+}
+
+/** One JSON-RPC message, decoded and correlated: what an `event: "rpc"` record is made from. */
+export interface RpcEvent extends MessageContext {
+  kind: RpcKind;
+  id?: RequestId | null;
+  method?: string;
+  tool?: string;
+  bytes: number;
+  latencyMs?: number;
+  /** The message as it was on the wire (parsed JSON); absent for `unanswered`. */
+  raw?: unknown;
+  message?: ClassifiedMessage;
+  /** For progress and cancellation notifications: the request they refer to. */
+  related?: { id: RequestId; method: string; tool?: string; elapsedMs: number };
+  /** Why the message is invalid, or why a request was never answered. */
+  reason?: string;
+  resultType?: string;
+}

@@ -1,0 +1,206 @@
+import { Correlator, opposite, type PendingRequest, type Unanswered } from "./correlator.js";
+import {
+  cancelledRequestId,
+  classifyMessage,
+  metaProtocolVersion,
+  progressToken,
+  progressTokenOfNotification,
+  resultType,
+  toolName,
+  type ClassifiedMessage,
+} from "./jsonrpc.js";
+import { LegacyEndpoints } from "./legacy-endpoints.js";
+import type { MessageContext, RpcEvent } from "./rpc-event.js";
+import { SessionTable, type SessionRecord } from "./sessions.js";
+
+export interface TrackerLimits {
+  maxPending: number;
+  maxSessions: number;
+}
+
+export interface TrackerOutput {
+  rpc(event: RpcEvent): void;
+  session(record: SessionRecord): void;
+}
+
+/** Context of one message plus what correlation needs to know about its exchange. */
+export interface TrackedContext extends MessageContext {
+  /** Correlation scope: the session, or the exchange itself when there is none. */
+  scope: string;
+  /** A session id the response just assigned (initialize answered with `Mcp-Session-Id`). */
+  assignedSession?: string | null;
+}
+
+/**
+ * The MCP message model at work: classifies each message, ties responses, progress and cancellations to
+ * their requests, and follows sessions from initialize to their end.
+ */
+export class McpTracker {
+  readonly correlator: Correlator;
+  readonly sessions: SessionTable;
+  readonly legacy: LegacyEndpoints;
+
+  constructor(
+    private readonly out: TrackerOutput,
+    limits: TrackerLimits,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.correlator = new Correlator(limits.maxPending, (lost) => this.reportUnanswered(lost));
+    this.sessions = new SessionTable(limits.maxSessions, (r) => out.session(r));
+    this.legacy = new LegacyEndpoints(limits.maxSessions);
+  }
+
+  /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */
+  message(ctx: TrackedContext, raw: unknown, bytes: number): RpcEvent {
+    const msg = classifyMessage(raw);
+    const { scope, assignedSession, ...context } = ctx;
+    const event: RpcEvent = { ...context, kind: msg.kind, bytes, raw, message: msg };
+    const now = this.now();
+    switch (msg.kind) {
+      case "request":
+        event.id = msg.id;
+        event.method = msg.method;
+        event.tool = toolName(msg);
+        if (msg.idProblem) event.reason = msg.idProblem;
+        if (msg.id !== null) {
+          this.correlator.add({
+            server: ctx.server,
+            session: scope,
+            direction: ctx.direction,
+            id: msg.id,
+            method: msg.method,
+            tool: event.tool,
+            flow: ctx.flow,
+            path: ctx.path,
+            transport: ctx.transport,
+            startedAt: now,
+            progressToken: progressToken(msg),
+            keep: msg.method === "initialize" ? msg.params : undefined,
+          });
+        }
+        break;
+      case "notification":
+        event.method = msg.method;
+        this.linkNotification(ctx, msg, event, now);
+        break;
+      case "response":
+      case "error": {
+        event.id = msg.id;
+        const request = msg.id === null ? undefined : this.correlator.answer(ctx.server, scope, opposite(ctx.direction), msg.id);
+        if (request) {
+          event.method = request.method;
+          event.tool = request.tool;
+          event.latencyMs = now - request.startedAt;
+          if (request.method === "initialize" && msg.kind === "response") this.startSession(ctx, assignedSession, request, msg.result, event);
+        }
+        const type = resultType(msg);
+        if (type) event.resultType = type;
+        break;
+      }
+      case "invalid":
+        event.reason = msg.reason;
+        if (msg.id !== undefined) event.id = msg.id;
+        if (msg.method !== undefined) event.method = msg.method;
+        break;
+    }
+    event.protocolVersion ??= this.protocolVersionOf(event, msg);
+    if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion);
+    this.out.rpc(event);
+    return event;
+  }
+
+  /** An exchange carried something that should have been JSON-RPC and was not. */
+  invalid(ctx: MessageContext, reason: string, bytes: number): void {
+    this.out.rpc({ ...ctx, kind: "invalid", reason, bytes });
+  }
+
+  /** Requests that can no longer be answered: reported, then forgotten. */
+  giveUp(match: (p: PendingRequest) => boolean, reason: string): void {
+    for (const p of this.correlator.drain(match)) this.reportUnanswered({ ...p, reason });
+  }
+
+  endSession(server: string, session: string, reason: string, flow?: string): void {
+    this.giveUp((p) => p.server === server && p.session === session, `session ended (${reason})`);
+    this.sessions.end(server, session, reason, flow);
+  }
+
+  /** At shutdown: everything still open is reported. */
+  close(): void {
+    this.giveUp(() => true, "proxy stopped");
+    for (const s of this.sessions.all()) this.sessions.end(s.server, s.session, "proxy stopped");
+  }
+
+  private linkNotification(ctx: TrackedContext, msg: ClassifiedMessage, event: RpcEvent, now: number): void {
+    let request: PendingRequest | undefined;
+    if (event.method === "notifications/progress") {
+      const token = progressTokenOfNotification(msg);
+      if (token !== undefined) request = this.correlator.byProgressToken(ctx.server, ctx.scope, opposite(ctx.direction), token);
+    } else if (event.method === "notifications/cancelled") {
+      const id = cancelledRequestId(msg);
+      // A cancellation travels the same way as the request it cancels.
+      if (id !== undefined) request = this.correlator.cancel(ctx.server, ctx.scope, ctx.direction, id);
+    }
+    if (request) {
+      event.related = { id: request.id, method: request.method, elapsedMs: now - request.startedAt };
+      if (request.tool !== undefined) event.related.tool = request.tool;
+    }
+  }
+
+  private startSession(
+    ctx: TrackedContext,
+    assignedSession: string | null | undefined,
+    request: PendingRequest,
+    result: Record<string, unknown>,
+    event: RpcEvent,
+  ): void {
+    const session = assignedSession ?? ctx.session;
+    const version = typeof result.protocolVersion === "string" ? result.protocolVersion : null;
+    event.protocolVersion = version ?? event.protocolVersion;
+    if (session === null) return;
+    event.session = session;
+    const params = (request.keep ?? {}) as Record<string, unknown>;
+    const instructions = result.instructions;
+    this.sessions.start(
+      { server: ctx.server, session, transport: ctx.transport, protocolVersion: version },
+      {
+        flow: ctx.flow,
+        clientInfo: params.clientInfo,
+        serverInfo: result.serverInfo,
+        capabilities: { client: params.capabilities, server: result.capabilities },
+        instructionsBytes: typeof instructions === "string" ? Buffer.byteLength(instructions) : 0,
+      },
+    );
+  }
+
+  private protocolVersionOf(event: RpcEvent, msg: ClassifiedMessage): string | null {
+    const fromSession = event.session === null ? undefined : this.sessions.get(event.server, event.session)?.protocolVersion;
+    if (fromSession) return fromSession;
+    const fromMeta = metaProtocolVersion(msg);
+    if (fromMeta) return fromMeta;
+    if (event.method === "initialize" && msg.kind === "request") {
+      const v = msg.params?.protocolVersion;
+      if (typeof v === "string") return v;
+    }
+    return null;
+  }
+
+  private reportUnanswered(p: Unanswered): void {
+    const session = p.session?.startsWith("flow:") ? null : p.session;
+    this.out.rpc({
+      flow: p.flow,
+      transport: p.transport as RpcEvent["transport"],
+      server: p.server,
+      path: p.path,
+      session,
+      protocolVersion: session === null ? null : (this.sessions.get(p.server, session)?.protocolVersion ?? null),
+      direction: p.direction,
+      kind: "unanswered",
+      id: p.id,
+      method: p.method,
+      ...(p.tool !== undefined ? { tool: p.tool } : {}),
+      bytes: 0,
+      latencyMs: this.now() - p.startedAt,
+      reason: p.reason,
+    });
+  }
+}
