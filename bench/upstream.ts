@@ -21,6 +21,8 @@ export interface Upstream {
   extra: { host: string; port: number }[];
   readonly openHolds: number;
   readonly openConnections: number;
+  /** TLS connections accepted so far (all listeners). */
+  readonly connectionsAccepted: number;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ function sseHead(res: http.ServerResponse): void {
 
 export async function startUpstream(opts: { cert: string; key: string; extraHosts: readonly string[] }): Promise<Upstream> {
   let openHolds = 0;
+  let connectionsAccepted = 0;
   const sockets = new Set<Socket>();
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -133,6 +136,7 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
       sockets.add(s);
       s.once("close", () => sockets.delete(s));
     });
+    server.on("secureConnection", () => connectionsAccepted++);
     server.on("tlsClientError", () => undefined);
     server.on("clientError", (_e, s: Socket) => s.destroy());
     await new Promise<void>((resolve, reject) => {
@@ -154,6 +158,9 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
     },
     get openConnections() {
       return sockets.size;
+    },
+    get connectionsAccepted() {
+      return connectionsAccepted;
     },
     async close() {
       for (const s of sockets) s.destroy();

@@ -6,6 +6,7 @@ export interface BannerFacts {
   caCreated: boolean;
   logTarget: string;
   insecure: boolean;
+  policy: string;
 }
 
 /** What a user needs to point a client at the proxy, printed to stderr at start. */
@@ -16,6 +17,7 @@ export function banner(f: BannerFacts): string {
     `mcp-wiretap listening on ${url}`,
     `  CA certificate: ${f.caCertPath}${f.caCreated ? " (created now)" : ""}`,
     `  logs: ${f.logTarget}`,
+    `  policy: ${f.policy}`,
     ...(f.insecure ? ["  WARNING: upstream certificates are not verified (--insecure-upstream)"] : []),
     "Point an MCP client at it:",
     `  export HTTPS_PROXY=${url} HTTP_PROXY=${url} NODE_USE_ENV_PROXY=1 NODE_EXTRA_CA_CERTS=${f.caCertPath}`,

@@ -2,7 +2,11 @@
 import { Command, CommanderError, Option } from "commander";
 import { CaError } from "../ca/index.js";
 import { TrustError } from "../proxy/upstream-trust.js";
+import { PolicyConfigError } from "../policy/load-config.js";
+import { PinStoreError } from "../policy/pin-store.js";
 import { caPathCommand, caShowCommand } from "./ca-commands.js";
+import { pinsApproveCommand, pinsListCommand } from "./pins-commands.js";
+import { ExplainInputError, policyCheckCommand, policyExplainCommand, type ExplainOptions } from "./policy-commands.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
 import { collect, parseListenHost, parsePort, parsePositiveInt } from "./option-parsers.js";
 import { DEFAULT_CA_DIR, VERSION } from "./package-info.js";
@@ -65,6 +69,39 @@ export function buildProgram(): Command {
     .addOption(caDirOption())
     .option("--json", "as JSON")
     .action((o: { caDir: string; json?: boolean }) => caShowCommand(o));
+  const policy = program.command("policy").description("check and explain policy files");
+  policy
+    .command("check")
+    .argument("<file>", "policy file (YAML)")
+    .description("validate a policy file and summarise it")
+    .action((file: string) => policyCheckCommand(file));
+  policy
+    .command("explain")
+    .argument("<file>", "policy file (YAML)")
+    .description("show which rules and detectors a message would fire, and why")
+    .requiredOption("--message <json>", "the JSON-RPC message")
+    .option("--server <host:port>", "the real destination", "mcp.example.com:443")
+    .addOption(new Option("--direction <direction>", "default: requests and notifications client_to_server, responses server_to_client").choices(["client_to_server", "server_to_client"]))
+    .option("--method <method>", "for a response: the method of the request it answers")
+    .option("--json", "as JSON")
+    .action((file: string, o: ExplainOptions) => policyExplainCommand(file, o));
+
+  const pins = program.command("pins").description("the tool-pinning store (trust on first use)");
+  pins
+    .command("list")
+    .description("list pinned tools per server, and changes awaiting approval")
+    .addOption(caDirOption())
+    .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
+    .option("--json", "as JSON")
+    .action((o: { caDir: string; pins?: string; json?: boolean }) => pinsListCommand(o));
+  pins
+    .command("approve")
+    .argument("<server>", "host:port as in the records")
+    .argument("[tools...]", "tool names (default: every tool awaiting approval)")
+    .description("trust the tool definitions seen last")
+    .addOption(caDirOption())
+    .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
+    .action((server: string, tools: string[], o: { caDir: string; pins?: string }) => pinsApproveCommand(server, tools, o));
   return program;
 }
 
@@ -76,7 +113,14 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof CommanderError) {
       process.exit(err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : USAGE);
     }
-    if (err instanceof CaError || err instanceof TrustError || err instanceof StartError) {
+    if (
+      err instanceof CaError ||
+      err instanceof TrustError ||
+      err instanceof StartError ||
+      err instanceof PolicyConfigError ||
+      err instanceof PinStoreError ||
+      err instanceof ExplainInputError
+    ) {
       process.stderr.write(`mcp-wiretap: ${err.message}\n`);
       process.exit(USAGE);
     }

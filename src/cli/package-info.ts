@@ -9,3 +9,6 @@ export const VERSION: string = (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 
 
 /** Default CA folder: the package's own certs/, so `npm start` and `npx mcp-wiretap ca path` agree. */
 export const DEFAULT_CA_DIR = path.join(PACKAGE_ROOT, "certs");
+
+/** The policy used when --config is not given: monitor mode, detectors on. */
+export const DEFAULT_POLICY_FILE = path.join(PACKAGE_ROOT, "config", "policy.yaml");

@@ -5,12 +5,18 @@ import { httpRecordAddon } from "../log/http-record.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
 import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
 import { mcpAddon } from "../mcp/addon.js";
+import { authTrafficAddon } from "../mcp/auth-traffic.js";
 import { McpTracker } from "../mcp/tracker.js";
+import { createPolicy } from "../policy/create-policy.js";
+import { plannedEffect } from "../policy/enforcement.js";
+import { loadPolicyFile } from "../policy/load-config.js";
+import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
+import { formatTarget } from "../proxy/target.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
-import { VERSION } from "./package-info.js";
+import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
 
 export interface StartOptions {
   host: string;
@@ -43,7 +49,10 @@ export interface RunningProxy {
 
 /** Starts the proxy with everything wired; used by `start` and, later, `run`. */
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
+  const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
+  const policyConfig = loadPolicyFile(policyFile);
   const ca = await loadOrCreateCa(opts.caDir);
+  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")) });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink(opts.logFile ? path.resolve(opts.logFile) : undefined);
@@ -52,10 +61,17 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   if (opts.insecureUpstream) {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
+  const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const payloadOptions = { payloads: opts.payloads ?? DEFAULT_PAYLOAD_MODE, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
   const tracker = new McpTracker(
     {
-      rpc: (e) => log[e.kind === "invalid" || e.headerMismatch ? "warn" : "info"](rpcRecord(e, payloadOptions)),
+      rpc: (e) => {
+        const decision = policy.judge(e);
+        e.decision = decision;
+        if (decision.enforced) decision.effect = plannedEffect(e, policyConfig.removeDeniedTools);
+        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
+        log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
+      },
       session: (r) => log.info(sessionRecord(r)),
     },
     { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
@@ -64,11 +80,23 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [mcpAddon(tracker, { maxInspectBytes: opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES }), httpRecordAddon(log)],
+    addons: [mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
     passthrough: opts.passthrough,
+    decideConnect: (target) => {
+      const denied = policy.judgeConnect(target.host, target.port);
+      if (!denied) return null;
+      const server = formatTarget(target);
+      log.warn({
+        event: "policy",
+        stage: "connect",
+        server,
+        decision: { action: "deny", enforced: policy.enforcing, rules: [{ name: denied.rule, reason: denied.reason }] },
+      });
+      return policy.enforcing ? { action: "deny", status: 403, reason: `${server} is denied by policy rule ${denied.rule}: ${denied.reason}` } : null;
+    },
   });
   const address = await server.listen();
   log.info({
@@ -79,8 +107,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     caCreated: ca.created,
     insecureUpstream: opts.insecureUpstream,
     passthrough: opts.passthrough,
+    policy: { file: policyFile, mode: policyConfig.mode },
   });
-  process.stderr.write(banner({ address, caCertPath: ca.certPath, caCreated: ca.created, logTarget: sink.target, insecure: opts.insecureUpstream }));
+  process.stderr.write(banner({ address, caCertPath: ca.certPath, caCreated: ca.created, logTarget: sink.target, insecure: opts.insecureUpstream, policy: `${policyFile} (${policyConfig.mode})` }));
   let stopping: Promise<void> | null = null;
   return {
     address,

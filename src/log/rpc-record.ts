@@ -29,6 +29,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
     bytes: e.bytes,
   };
   if (e.latencyMs !== undefined) record.latencyMs = e.latencyMs;
+  if (e.decision) record.decision = e.decision;
   const raw = e.raw as Record<string, unknown> | undefined;
   if (e.kind === "request" && e.method === "tools/call") {
     const args = (raw?.params as Record<string, unknown> | undefined)?.arguments ?? {};

@@ -4,41 +4,17 @@ import { headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
-import type { LegacySession } from "./legacy-endpoints.js";
-import type { MessageContext, Transport } from "./rpc-event.js";
+import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+import { McpFlow } from "./flow.js";
+import type { MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, TrackedContext } from "./tracker.js";
 
 export interface McpAddonOptions {
   maxInspectBytes: number;
   maxJsonDepth?: number;
-}
-
-/** What the addon knows about one exchange. */
-class McpFlow {
-  isMcp: boolean;
-  transport: Transport;
-  session: string | null;
-  assignedSession: string | null = null;
-  /** The response stream carried SSE event ids: an unanswered request may still be answered on a later GET. */
-  resumable = false;
-  requestDecoded = false;
-  readonly decoding: Promise<void>[] = [];
-
-  constructor(
-    readonly ex: Exchange,
-    readonly server: string,
-    readonly hinted: boolean,
-    public legacy: LegacySession | undefined,
-  ) {
-    this.isMcp = hinted;
-    this.transport = legacy ? "http+sse" : "streamable-http";
-    this.session = legacy?.endpointPath ?? headerValue(ex.request.headers["mcp-session-id"]) ?? null;
-  }
-
-  get scope(): string {
-    return this.session ?? `flow:${this.ex.id}`;
-  }
+  /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
+  enforce?: EnforceOptions;
 }
 
 /**
@@ -73,7 +49,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
       }
-      tracker.message(ctx(flow, direction, more), message, size);
+      const event = tracker.message(ctx(flow, direction, more), message, size);
+      if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
+      flow.captured?.push(event);
     });
   };
 
@@ -94,6 +72,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       const base = new URL(`${flow.ex.server.secure ? "https" : "http"}://${flow.server}${flow.ex.request.path}`);
       const legacy = tracker.legacy.register(event.data, base, flow.ex.id, flow.server);
       if (legacy) {
+        if (flow.injector) legacy.inject = flow.injector.inject;
         flow.legacy = legacy;
         flow.transport = "http+sse";
         flow.session = legacy.endpointPath;
@@ -142,9 +121,11 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       const hinted = legacy !== undefined || h["mcp-session-id"] !== undefined || h["mcp-protocol-version"] !== undefined || h["mcp-method"] !== undefined;
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
+      if (opts.enforce) stripContentCoding(ex);
       if (bodyModeFor(h["content-type"]) !== "ignored") {
-        flow.requestDecoded = true;
-        ex.tapRequest(decoder(flow, "client_to_server", h));
+        flow.requestDecoder = decoder(flow, "client_to_server", h);
+        ex.tapRequest(flow.requestDecoder);
+        if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
       }
     },
 
@@ -158,7 +139,8 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
       }
       if (bodyModeFor(ex.response.headers["content-type"]) !== "ignored") {
-        ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
+        const tap = decoder(flow, "server_to_client", ex.response.headers);
+        if (!opts.enforce || !enforceResponse(tracker, flow, tap, opts.enforce)) ex.tapResponse(tap);
       }
     },
 
@@ -177,7 +159,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
 /** Once every body of the exchange is decoded: what its end means for the requests and the session. */
 function finish(tracker: McpTracker, flow: McpFlow): void {
   const ex = flow.ex;
-  if (flow.hinted && !flow.requestDecoded && ex.requestBytes > 0) {
+  if (flow.hinted && !flow.requestDecoder && ex.requestBytes > 0) {
     const type = headerValue(ex.request.headers["content-type"]) ?? "none";
     tracker.invalid(
       { flow: ex.id, transport: flow.transport, server: flow.server, path: ex.request.path, session: flow.session, protocolVersion: null, direction: "client_to_server" },

@@ -20,6 +20,8 @@ export interface PendingRequest {
   readonly transport: string;
   readonly startedAt: number;
   readonly progressToken: string | number | undefined;
+  /** Protocol revision the request was sent under, when known: its response and unanswered record carry it too. */
+  readonly protocolVersion?: string | null;
   /** Request params kept only where a later record needs them (initialize). */
   readonly keep?: unknown;
 }

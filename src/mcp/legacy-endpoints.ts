@@ -10,6 +10,8 @@ export interface LegacySession {
   endpointPath: string;
   streamFlow: string;
   server: string;
+  /** Enforce mode: sends bytes down the session's event stream (policy errors for denied POSTs). */
+  inject?: (raw: Buffer) => void;
 }
 
 export class LegacyEndpoints {

@@ -1,5 +1,6 @@
 import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
 import type { Direction } from "./correlator.js";
+import type { Decision } from "../policy/policy.js";
 
 export type Transport = "streamable-http" | "http+sse";
 
@@ -45,4 +46,6 @@ export interface RpcEvent extends MessageContext {
   /** Why the message is invalid, or why a request was never answered. */
   reason?: string;
   resultType?: string;
+  /** Set by the policy stage before the record is written. */
+  decision?: Decision;
 }

@@ -63,6 +63,7 @@ export class McpTracker {
         event.tool = toolName(msg);
         if (msg.idProblem) event.reason = msg.idProblem;
         if (msg.id !== null) {
+          event.protocolVersion ??= this.protocolVersionOf(event, msg);
           this.correlator.add({
             server: ctx.server,
             session: scope,
@@ -76,6 +77,7 @@ export class McpTracker {
             startedAt: now,
             progressToken: progressToken(msg),
             keep: msg.method === "initialize" ? msg.params : undefined,
+            protocolVersion: event.protocolVersion,
           });
         }
         break;
@@ -91,6 +93,8 @@ export class McpTracker {
           event.method = request.method;
           event.tool = request.tool;
           event.latencyMs = now - request.startedAt;
+          // Stateless requests name their revision in headers or _meta; the response inherits it.
+          event.protocolVersion ??= request.protocolVersion ?? null;
           if (request.method === "initialize" && msg.kind === "response") this.startSession(ctx, assignedSession, request, msg.result, event);
         }
         const type = resultType(msg);
@@ -192,7 +196,7 @@ export class McpTracker {
       server: p.server,
       path: p.path,
       session,
-      protocolVersion: session === null ? null : (this.sessions.get(p.server, session)?.protocolVersion ?? null),
+      protocolVersion: (session === null ? undefined : this.sessions.get(p.server, session)?.protocolVersion) ?? p.protocolVersion ?? null,
       direction: p.direction,
       kind: "unanswered",
       id: p.id,

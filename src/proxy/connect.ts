@@ -52,6 +52,8 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
   withFirstBytes(socket, head, (first) => {
     if (first[0] !== TLS_HANDSHAKE) {
       opts.serve(socket, { info, secure: false, clientTls: null });
+      // The HTTP server reads the socket through 'data' events: it stays paused (bytes put back) otherwise.
+      socket.resume();
       return;
     }
     const tlsSocket = new tls.TLSSocket(socket as net.Socket, {

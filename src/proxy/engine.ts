@@ -20,6 +20,8 @@ export interface EngineHandlers {
   /** `requestTarget` is the request line's target as the client sent it (the engine rewrites `req.url`). */
   request(req: http.IncomingMessage, res: http.ServerResponse, requestTarget: string): void;
   upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** A request the HTTP parser rejected (answered 400 here): `rawPacket` holds the bytes it choked on. */
+  malformed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void;
   error(kind: string, err: Error): void;
 }
 
@@ -61,6 +63,7 @@ export class Engine {
     this.server.on("upgrade", handlers.upgrade);
     this.server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (err.code !== "ECONNRESET" && socket.writable) {
+        handlers.malformed(err, socket);
         socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       } else {
         socket.destroy();

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type {
   BodyTap,
+  RequestHold,
+  ResponseRewriteHandle,
+  ResponseRewriter,
   Exchange,
   ExchangeError,
   ExchangeMode,
@@ -22,6 +25,11 @@ export class ExchangeRecord implements Exchange {
   endedAt: number | null = null;
   readonly requestTaps: BodyTap[] = [];
   readonly responseTaps: BodyTap[] = [];
+  requestHold: RequestHold | null = null;
+  responseRewriter: ResponseRewriter | null = null;
+  /** Bytes to inject into an event stream, and the function that sends them once the stream is set up. */
+  readonly injected: Buffer[] = [];
+  injectNow: ((raw: Buffer) => void) | null = null;
 
   constructor(
     readonly mode: ExchangeMode,
@@ -36,6 +44,21 @@ export class ExchangeRecord implements Exchange {
 
   tapResponse(tap: BodyTap): void {
     this.responseTaps.push(tap);
+  }
+
+  readonly replacedRequestHeaders = new Map<string, string>();
+
+  replaceRequestHeader(name: string, value: string): void {
+    this.replacedRequestHeaders.set(name.toLowerCase(), value);
+  }
+
+  holdRequest(hold: RequestHold): void {
+    this.requestHold = hold;
+  }
+
+  rewriteResponse(rewriter: ResponseRewriter): ResponseRewriteHandle {
+    this.responseRewriter = rewriter;
+    return { inject: (raw) => (this.injectNow ? this.injectNow(raw) : this.injected.push(raw)) };
   }
 
   /** Keeps the first failure: later ones are consequences of it. */

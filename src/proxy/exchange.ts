@@ -28,6 +28,40 @@ export interface Exchange {
   tapRequest(tap: BodyTap): void;
   /** Receive a copy of every response body chunk from now on (call from `responseHeaders`). */
   tapResponse(tap: BodyTap): void;
+  /**
+   * Enforcement only (call from `requestHeaders`): hold the request body until `decide` settles, then
+   * forward it (or a replacement), or answer the client without the upstream ever seeing the request.
+   */
+  holdRequest(hold: RequestHold): void;
+  /** Enforcement only (call from `requestHeaders`): send this header upstream instead of the client's. */
+  replaceRequestHeader(name: string, value: string): void;
+  /** Enforcement only (call from `responseHeaders`): pass the response body through a rewriter. */
+  rewriteResponse(rewriter: ResponseRewriter): ResponseRewriteHandle;
+}
+
+export interface RequestHold {
+  maxBytes: number;
+  /** `body` is null when it outgrew `maxBytes`. */
+  decide(body: Buffer | null): RequestVerdict | Promise<RequestVerdict>;
+}
+
+export type RequestVerdict = { action: "forward"; body?: Buffer } | { action: "respond"; response: SyntheticResponse };
+
+export interface SyntheticResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export type ResponseRewriter =
+  /** The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body or null to keep it. */
+  | { kind: "whole"; maxBytes: number; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
+  /** An event stream, one raw event at a time (with its blank line); returns the bytes to send instead. */
+  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer };
+
+export interface ResponseRewriteHandle {
+  /** Events only: sends bytes to the client at the next event boundary. */
+  inject(raw: Buffer): void;
 }
 
 export type ExchangeMode = "mitm" | "plain-connect" | "plain-proxy" | "reverse";

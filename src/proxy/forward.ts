@@ -2,10 +2,11 @@ import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
-import type { AddonChain } from "./addon-chain.js";
-import type { ExchangeMode, Peer } from "./exchange.js";
+import type { AddonChain, TapFanOut } from "./addon-chain.js";
+import type { ExchangeMode, Peer, RequestVerdict } from "./exchange.js";
 import { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
+import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
 import { classifyUpstreamError } from "./upstream-error.js";
 
@@ -45,88 +46,116 @@ export function forwardExchange(
   );
   addons.requestHeaders(ex);
   const requestTaps = addons.fanOut("request-tap", ex.requestTaps);
-  let responseTaps = addons.fanOut("response-tap", []);
+  let responseTaps: TapFanOut = addons.fanOut("response-tap", []);
+  let upstreamRequest: http.ClientRequest | null = null;
   let upstreamResponse: http.IncomingMessage | null = null;
 
-  const upstreamRequest = (route.secure ? https : http).request({
-    host: route.target.host,
-    port: route.target.port,
-    method: req.method,
-    path: route.path,
-    headers: endToEndRawHeaders(req.rawHeaders) as unknown as http.OutgoingHttpHeaders,
-    setHost: false,
-    agent: route.secure ? upstream.httpsAgent : upstream.httpAgent,
-    servername: isIP(route.target.host) ? undefined : route.target.host,
-  });
-  watchConnectTimeout(upstreamRequest, upstream.connectTimeoutMs);
+  const openUpstream = (original: string[]): http.ClientRequest => {
+    const rawHeaders = withReplacements(original, ex.replacedRequestHeaders);
+    const request = (route.secure ? https : http).request({
+      host: route.target.host,
+      port: route.target.port,
+      method: req.method,
+      path: route.path,
+      headers: rawHeaders as unknown as http.OutgoingHttpHeaders,
+      setHost: false,
+      agent: route.secure ? upstream.httpsAgent : upstream.httpAgent,
+      servername: isIP(route.target.host) ? undefined : route.target.host,
+    });
+    watchConnectTimeout(request, upstream.connectTimeoutMs);
+    request.on("response", (upRes) => {
+      upstreamResponse = upRes;
+      const socket = upRes.socket as TLSSocket | null;
+      if (route.secure && socket && typeof socket.getProtocol === "function") {
+        (ex.server as { tls: string | null }).tls = socket.getProtocol();
+      }
+      ex.response = { status: upRes.statusCode ?? 502, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
+      addons.responseHeaders(ex);
+      responseTaps = addons.fanOut("response-tap", ex.responseTaps);
+      upRes.on("error", (err: NodeJS.ErrnoException) => {
+        ex.fail(classifyUpstreamError(err, server));
+        res.destroy();
+      });
+      upRes.on("aborted", () => ex.fail({ code: "upstream_reset", message: `${server}: response ended before it was complete` }));
+      sendResponse(ex, upRes, res, responseTaps);
+    });
+    request.on("error", (err: NodeJS.ErrnoException) => {
+      if (ex.error?.code === "client_aborted") return;
+      const failure = classifyUpstreamError(err, server);
+      ex.fail(failure);
+      if (!res.headersSent) respondFromProxy(502, "Bad Gateway", `mcp-wiretap: ${failure.message}\n`);
+      else res.destroy();
+    });
+    return request;
+  };
+
+  const respondFromProxy = (status: number, statusMessage: string, body: string | Buffer, headers?: Record<string, string>): void => {
+    const bytes = typeof body === "string" ? Buffer.from(body) : body;
+    const all = { "content-type": "text/plain; charset=utf-8", ...headers, "content-length": String(bytes.length) };
+    ex.response = { status, statusMessage, headers: all, source: "proxy" };
+    res.writeHead(status, statusMessage, all);
+    res.end(bytes);
+  };
 
   req.on("data", (chunk: Buffer) => {
     ex.requestBytes += chunk.length;
     requestTaps.data(chunk);
   });
   req.on("end", () => requestTaps.end());
-  req.pipe(upstreamRequest);
+  req.on("error", () => upstreamRequest?.destroy());
 
-  upstreamRequest.on("response", (upRes) => {
-    upstreamResponse = upRes;
-    const socket = upRes.socket as TLSSocket | null;
-    if (route.secure && socket && typeof socket.getProtocol === "function") {
-      (ex.server as { tls: string | null }).tls = socket.getProtocol();
-    }
-    ex.response = {
-      status: upRes.statusCode ?? 502,
-      statusMessage: upRes.statusMessage ?? "",
-      headers: upRes.headers,
-      source: "upstream",
+  const hold = ex.requestHold;
+  if (!hold) {
+    upstreamRequest = openUpstream(endToEndRawHeaders(req.rawHeaders));
+    req.pipe(upstreamRequest);
+  } else {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const apply = (verdict: RequestVerdict, rest: "piped" | "done"): void => {
+      if (res.destroyed) return;
+      if (verdict.action === "respond") {
+        const r = verdict.response;
+        respondFromProxy(r.status, statusText(r.status), r.body, r.headers);
+        req.resume();
+        return;
+      }
+      const headers = verdict.body ? [...endToEndRawHeaders(req.rawHeaders, undefined, ["content-length"]), "content-length", String(verdict.body.length)] : endToEndRawHeaders(req.rawHeaders);
+      upstreamRequest = openUpstream(headers);
+      if (verdict.body) upstreamRequest.end(verdict.body);
+      else if (rest === "done") upstreamRequest.end(Buffer.concat(chunks));
+      else {
+        for (const c of chunks) upstreamRequest.write(c);
+        req.pipe(upstreamRequest);
+        req.resume();
+      }
     };
-    addons.responseHeaders(ex);
-    responseTaps = addons.fanOut("response-tap", ex.responseTaps);
-    res.writeHead(ex.response.status, ex.response.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
-    // Headers go out now, not with the first body chunk: an SSE stream may stay silent for a long time.
-    res.flushHeaders();
-    upRes.on("data", (chunk: Buffer) => {
-      ex.responseBytes += chunk.length;
-      responseTaps.data(chunk);
-    });
-    upRes.on("end", () => {
-      if (upRes.rawTrailers.length > 0 && res.chunkedEncoding) res.addTrailers(pairs(upRes.rawTrailers));
-      responseTaps.end();
-    });
-    upRes.on("error", (err: NodeJS.ErrnoException) => {
-      ex.fail(classifyUpstreamError(err, server));
-      res.destroy();
-    });
-    upRes.on("aborted", () => {
-      ex.fail({ code: "upstream_reset", message: `${server}: response ended before it was complete` });
-    });
-    upRes.pipe(res);
-  });
+    const collect = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size <= hold.maxBytes) return;
+      req.off("data", collect);
+      req.off("end", onEnd);
+      req.pause();
+      void Promise.resolve(hold.decide(null)).then((v) => apply(v, "piped"), () => apply({ action: "forward" }, "piped"));
+    };
+    const onEnd = (): void => {
+      void Promise.resolve(hold.decide(Buffer.concat(chunks))).then((v) => apply(v, "done"), () => apply({ action: "forward" }, "done"));
+    };
+    req.on("data", collect);
+    req.on("end", onEnd);
+    // The engine hands the request over paused.
+    req.resume();
+  }
 
-  upstreamRequest.on("error", (err: NodeJS.ErrnoException) => {
-    if (ex.error?.code === "client_aborted") return;
-    const failure = classifyUpstreamError(err, server);
-    ex.fail(failure);
-    if (!res.headersSent) {
-      const body = `mcp-wiretap: ${failure.message}\n`;
-      ex.response = { status: 502, statusMessage: "Bad Gateway", headers: {}, source: "proxy" };
-      res.writeHead(502, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
-      res.end(body);
-    } else {
-      res.destroy();
-    }
-  });
-
-  req.on("error", () => upstreamRequest.destroy());
   res.on("close", () => {
     if (!res.writableFinished) {
       ex.fail({ code: "client_aborted", message: "client closed the connection before the response was complete" });
-      upstreamRequest.destroy();
+      upstreamRequest?.destroy();
       (upstreamResponse as http.IncomingMessage | null)?.destroy();
     }
-    const reason = ex.error ?? { code: "incomplete", message: "body ended early" };
     if (ex.error) {
-      requestTaps.abort(reason);
-      responseTaps.abort(reason);
+      requestTaps.abort(ex.error);
+      responseTaps.abort(ex.error);
     } else {
       requestTaps.end();
       responseTaps.end();
@@ -135,6 +164,18 @@ export function forwardExchange(
     addons.exchangeEnd(ex);
   });
   return ex;
+}
+
+function withReplacements(raw: string[], replaced: ReadonlyMap<string, string>): string[] {
+  if (replaced.size === 0) return raw;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (!replaced.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  for (const [name, value] of replaced) out.push(name, value);
+  return out;
+}
+
+function statusText(status: number): string {
+  return http.STATUS_CODES[status] ?? "";
 }
 
 function watchConnectTimeout(request: http.ClientRequest, ms: number): void {
@@ -149,10 +190,4 @@ function watchConnectTimeout(request: http.ClientRequest, ms: number): void {
     socket.once("connect", () => clearTimeout(timer));
     socket.once("close", () => clearTimeout(timer));
   });
-}
-
-function pairs(raw: readonly string[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
-  return out;
 }

@@ -15,8 +15,8 @@ const HOP_BY_HOP = new Set([
  * The end-to-end headers of a message in node's raw form ([name, value, name, value, …]), with their
  * original case and order, minus hop-by-hop headers and those the Connection header names.
  */
-export function endToEndRawHeaders(raw: readonly string[], keep: ReadonlySet<string> = NONE): string[] {
-  const dropped = new Set(HOP_BY_HOP);
+export function endToEndRawHeaders(raw: readonly string[], keep: ReadonlySet<string> = NONE, drop: readonly string[] = []): string[] {
+  const dropped = new Set([...HOP_BY_HOP, ...drop]);
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (raw[i]!.toLowerCase() === "connection") {
       for (const token of raw[i + 1]!.split(",")) dropped.add(token.trim().toLowerCase());

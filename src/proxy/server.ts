@@ -2,16 +2,17 @@ import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
 import type tls from "node:tls";
-import picomatch from "picomatch";
 import { AddonChain } from "./addon-chain.js";
-import { handleConnect, peerOf, type ConnectDecision, type TunnelContext } from "./connect.js";
+import { handleConnect, peerOf, printable, type ConnectDecision, type TunnelContext } from "./connect.js";
 import { Engine } from "./engine.js";
 import type { Addon, Peer } from "./exchange.js";
+import type { ExchangeRecord } from "./exchange-record.js";
 import { forwardExchange, type Upstream } from "./forward.js";
 import { refuseRequest, routeRequest } from "./route.js";
 import { formatTarget, type Target } from "./target.js";
 import { forwardUpgrade } from "./upgrade.js";
 import type { Logger } from "../log/logger.js";
+import { globToRegExp } from "../util/glob.js";
 
 export interface ProxyServerOptions {
   host: string;
@@ -37,6 +38,7 @@ export class ProxyServer {
   private readonly upstream: Upstream;
   private readonly tunnels = new WeakMap<Duplex, TunnelContext>();
   private readonly openSockets = new Set<Duplex>();
+  private readonly inFlight = new Map<ExchangeRecord, http.ServerResponse>();
   private readonly isPassthrough: (host: string) => boolean;
   private readonly log: Logger;
 
@@ -52,12 +54,13 @@ export class ProxyServer {
       insecure: opts.insecureUpstream,
       connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
     };
-    const matchers = opts.passthrough.map((glob) => picomatch(glob.toLowerCase(), { nocase: true, dot: true }));
-    this.isPassthrough = (host) => matchers.some((m) => m(host));
+    const matchers = opts.passthrough.map(globToRegExp);
+    this.isPassthrough = (host) => matchers.some((m) => m.test(host));
     this.engine = new Engine({
       connect: (req, socket, head) => this.onConnect(req, socket, head),
       request: (req, res, requestTarget) => this.onRequest(req, res, requestTarget),
       upgrade: (req, socket, head) => this.onUpgrade(req, socket, head, tlsOptions),
+      malformed: (err, socket) => this.onMalformed(err, socket),
       error: (kind, err) => this.log.debug({ event: "engine_error", kind, err: errorText(err) }),
     });
   }
@@ -74,9 +77,17 @@ export class ProxyServer {
     const closed = this.engine.close();
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([closed, grace]);
+    // What is cut off now ends on the record as stopped by the proxy, and before this returns (and the caller
+    // logs "stop" and exits): records of exchanges and tunnels are written when their sockets close.
+    for (const [ex, res] of this.inFlight) {
+      if (!res.writableFinished) ex.fail({ code: "shutdown", message: "the proxy stopped before the exchange was complete" });
+    }
     this.engine.closeAll();
     for (const socket of this.openSockets) socket.destroy();
     await closed;
+    for (let waited = 0; (this.inFlight.size > 0 || this.openSockets.size > 0) && waited < 2_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     this.upstream.httpAgent.destroy();
     this.upstream.httpsAgent.destroy();
     await this.addons.close();
@@ -145,7 +156,9 @@ export class ProxyServer {
       refuseRequest(res, routed.status, routed.reason);
       return;
     }
-    forwardExchange(this.addons, this.upstream, routed.route, req, res);
+    const ex = forwardExchange(this.addons, this.upstream, routed.route, req, res);
+    this.inFlight.set(ex, res);
+    res.once("close", () => this.inFlight.delete(ex));
   }
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, tlsOptions: tls.ConnectionOptions): void {
@@ -171,6 +184,23 @@ export class ProxyServer {
         ...(stats.error ? { error: stats.error } : {}),
       }),
     );
+  }
+
+  /** A request the parser refused (e.g. a NUL byte in a CONNECT target) is refused on the record too. */
+  private onMalformed(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+    const line = (err.rawPacket ?? Buffer.alloc(0)).subarray(0, 1024).toString("latin1").split("\r\n")[0] ?? "";
+    const tunnel = this.tunnels.get(socket);
+    const client = tunnel ? tunnel.info.client : peerOf(socket);
+    const connect = /^CONNECT /i.test(line);
+    this.log.warn({
+      event: "refused",
+      stage: connect ? "connect" : "request",
+      client: `${client.address}:${client.port}`,
+      ...(connect ? { target: printable(line.slice(8).replace(/ HTTP\/[\d.]+$/, "")) } : { requestLine: printable(line) }),
+      ...(tunnel ? { server: formatTarget(tunnel.info.target) } : {}),
+      status: 400,
+      reason: `malformed HTTP request (${err.code ?? err.message})`,
+    });
   }
 
   private track(socket: Duplex): void {

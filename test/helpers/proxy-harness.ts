@@ -286,6 +286,43 @@ export async function closedPort(): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// curl, as a user would check things (it shows the real response framing).
+
+export const CURL = "/usr/bin/curl";
+export const hasCurl = existsSync(CURL);
+
+/** The environment without proxy variables, so only `-x` decides. */
+export function curlEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ["NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) {
+    delete env[name];
+  }
+  return env;
+}
+
+/** Runs curl (`--noproxy ""` is added); never rejects. */
+export function curl(args: string[], timeoutMs = 10_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(CURL, ["--noproxy", "", ...args], { env: curlEnv(), timeout: timeoutMs }, (_err, stdout, stderr) =>
+      resolve({ code: child.exitCode, stdout: String(stdout), stderr: String(stderr) }),
+    );
+  });
+}
+
+/** Splits `curl -D -` output into its heads; the last is the origin server's (a CONNECT answer comes first). */
+export function lastCurlHead(stdout: string): { status: number; headers: Map<string, string>; raw: string } {
+  const heads = stdout.split(/\r\n\r\n/).filter((h) => h.startsWith("HTTP/"));
+  const raw = heads.at(-1) ?? "";
+  const [statusLine = "", ...lines] = raw.split("\r\n");
+  const headers = new Map<string, string>();
+  for (const line of lines) {
+    const i = line.indexOf(":");
+    if (i > 0) headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
+  }
+  return { status: Number(statusLine.split(" ")[1]), headers, raw };
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // The built CLI as a child process.
 
 export interface CliResult {

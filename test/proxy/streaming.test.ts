@@ -1,36 +1,15 @@
 /**
  * Bodies, framing, streaming and keep-alive through the intercepting proxy (HTTPS upstream, CONNECT + MITM).
  */
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { promisify } from "node:util";
 import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { patternBytes, startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
-import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { curl, hasCurl, lastCurlHead, startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
 
-const CURL = "/usr/bin/curl";
-const hasCurl = existsSync(CURL);
-
-/** curl -D - through the proxy, trusting only the proxy's CA: returns the response head curl received. */
-async function curlHead(proxy: TestProxy, url: string): Promise<{ status: number; headers: Map<string, string>; raw: string }> {
-  const env = { ...process.env };
-  for (const name of ["NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) delete env[name];
-  const { stdout } = await promisify(execFile)(
-    CURL,
-    ["-sS", "--noproxy", "", "-x", proxy.url, "--cacert", proxy.caCertPath, "-D", "-", "-o", "/dev/null", url],
-    { env, timeout: 10_000 },
-  );
-  // With a proxy, curl prints the CONNECT answer first; the last head is the server's.
-  const heads = stdout.split(/\r\n\r\n/).filter((h) => h.startsWith("HTTP/"));
-  const raw = heads.at(-1) ?? "";
-  const [statusLine = "", ...lines] = raw.split("\r\n");
-  const headers = new Map<string, string>();
-  for (const line of lines) {
-    const i = line.indexOf(":");
-    if (i > 0) headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
-  }
-  return { status: Number(statusLine.split(" ")[1]), headers, raw };
+/** curl -D - through the proxy, trusting only the proxy's CA: the response head curl received. */
+async function curlHead(proxy: TestProxy, url: string): Promise<ReturnType<typeof lastCurlHead>> {
+  const { stdout } = await curl(["-sS", "-x", proxy.url, "--cacert", proxy.caCertPath, "-D", "-", "-o", "/dev/null", url]);
+  return lastCurlHead(stdout);
 }
 
 describe("streaming through the proxy", () => {

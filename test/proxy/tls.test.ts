@@ -10,13 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import {
   closedPort,
+  curl,
+  hasCurl,
   openTunnel,
   rawRequest,
   startTestProxy,
   tlsThroughTunnel,
   type TestProxy,
 } from "../helpers/proxy-harness.js";
-import { expiredServerCert, selfSignedServerCert, testPki, wrongNameServerCert } from "../helpers/test-pki.js";
+import { expiredServerCert, selfSignedServerCert, testPki, writeTempFile, wrongNameServerCert } from "../helpers/test-pki.js";
 
 describe("TLS through the proxy", () => {
   let proxy: TestProxy;
@@ -72,17 +74,16 @@ describe("TLS through the proxy", () => {
     }
   });
 
-  it("reports a client that does not trust the proxy's CA", async () => {
+  // curl (OpenSSL) checks the certificate during the handshake and sends an alert, which the proxy sees.
+  // (A Node client checks it after the handshake and just closes: see the report — nothing is logged then.)
+  it.skipIf(!hasCurl)("reports a client that does not trust the proxy's CA", async () => {
     const u = await upstream();
-    const untrusting = new ProxyAgent({ uri: proxy.url, requestTls: { ca: testPki().caPem } });
-    try {
-      const error = await fetch(`${u.url}/bytes?n=10`, { dispatcher: untrusting }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(Error);
-    } finally {
-      await untrusting.close();
-    }
+    const caFile = writeTempFile(testPki().caPem, "only-the-upstream-ca.pem");
+    const result = await curl(["-sS", "-x", proxy.url, "--cacert", caFile, "-o", "/dev/null", `${u.url}/bytes?n=10`]);
+    expect(result.code).not.toBe(0);
     const record = await proxy.waitForRecord((r) => r.event === "client_tls_error" && r.server === `127.0.0.1:${u.port}`);
     expect(String(record.hint)).toContain("ca path");
+    expect(String(record.err)).toMatch(/unknown ca|certificate/i);
     expect(u.requests).toHaveLength(0);
   });
 

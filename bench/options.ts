@@ -1,0 +1,79 @@
+/** Command line: --quick, --only NAME (a path or a measure; repeatable), --help. */
+import { PATH_NAMES, type PathName } from "./paths.ts";
+
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging"] as const;
+export type Measure = (typeof MEASURES)[number];
+
+export interface BenchOptions {
+  quick: boolean;
+  paths: PathName[];
+  measures: Measure[];
+  durations: {
+    warmupMs: number;
+    /** Measured window of the c=8 run (the headline), and of the c=1 and c=32 runs. */
+    loadMs: number;
+    loadMsOther: number;
+    sseAnswerLoadMs: number;
+    sseEvents: number;
+    sseIntervalMs: number;
+    newHosts: number;
+    bigMiB: number;
+    bigTimeoutMs: number;
+    streams: number;
+    /** Time allowed to open the streams (mitmdump: `streamsTimeoutMitmdumpMs`, it never delivers them). */
+    streamsTimeoutMs: number;
+    streamsTimeoutMitmdumpMs: number;
+    logRate: number;
+    logSeconds: number;
+  };
+}
+
+const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]...
+  --quick      short durations (smoke run); figures are not comparable with a full run
+  --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
+               repeatable; "direct" always runs when a measure needs it as the reference
+`;
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  let quick = false;
+  const only: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--quick") quick = true;
+    else if (arg === "--only" && argv[i + 1]) only.push(...(argv[++i] ?? "").split(","));
+    else if (arg?.startsWith("--only=")) only.push(...arg.slice(7).split(","));
+    else if (arg === "--help" || arg === "-h") {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    } else {
+      process.stderr.write(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+      process.exit(2);
+    }
+  }
+  for (const name of only) {
+    if (!(PATH_NAMES as readonly string[]).includes(name) && !(MEASURES as readonly string[]).includes(name)) {
+      process.stderr.write(`--only ${name}: not a path or a measure\n${USAGE}`);
+      process.exit(2);
+    }
+  }
+  const onlyPaths = PATH_NAMES.filter((p) => only.includes(p));
+  const onlyMeasures = MEASURES.filter((m) => only.includes(m));
+  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : [...PATH_NAMES];
+  const measures: Measure[] = onlyMeasures.length ? [...onlyMeasures] : [...MEASURES];
+  // Added latency is relative to direct: keep it as the reference.
+  if (!paths.includes("direct") && measures.some((m) => m === "throughput" || m === "sse" || m === "handshake")) paths.unshift("direct");
+  return {
+    quick,
+    paths,
+    measures,
+    durations: quick
+      ? {
+          warmupMs: 200, loadMs: 1000, loadMsOther: 700, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
+          bigMiB: 20, bigTimeoutMs: 15_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutMitmdumpMs: 5_000, logRate: 5000, logSeconds: 2,
+        }
+      : {
+          warmupMs: 300, loadMs: 3000, loadMsOther: 2000, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
+          bigMiB: 100, bigTimeoutMs: 30_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutMitmdumpMs: 10_000, logRate: 5000, logSeconds: 10,
+        },
+  };
+}

@@ -1,0 +1,256 @@
+/**
+ * `npm run bench`: one loopback HTTPS MCP-like upstream, driven through each path in turn (direct,
+ * mcp-wiretap, bare http-mitm-proxy, mitmdump when installed), with the same undici client. Prints a table
+ * to stdout and writes bench/results.json. See docs/performance.md.
+ */
+import { lookup } from "node:dns/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Dispatcher } from "undici";
+import { killAllChildren } from "./child.ts";
+import { dispatcherFor } from "./clients.ts";
+import { runHandshakes } from "./handshake.ts";
+import { runLoad } from "./load.ts";
+import { runSseLatency } from "./sse-latency.ts";
+import { countLog, runLogging } from "./logging.ts";
+import { runBigResponse, runOpenStreams } from "./memory.ts";
+import { parseOptions, type Measure } from "./options.ts";
+import { PathUnavailable, REPO, startPath, startWiretap, type BenchContext, type RunningPath } from "./paths.ts";
+import { createBenchPki } from "./pki.ts";
+import { checkTargets, computeRatios, table, writeResults, type PathResult, type Results } from "./report.ts";
+import { errorText, round } from "./stats.ts";
+import { sleep, waitFor, within } from "./time.ts";
+import { startUpstream, type Upstream } from "./upstream.ts";
+
+const WATCHDOG_MS = 175_000;
+/** Keep-alive connections used by the logging measure (requests beyond them queue in the client). */
+const LOG_CONNECTIONS = 32;
+const RESULTS_FILE = path.join(REPO, "bench", "results.json");
+
+const options = parseOptions(process.argv.slice(2));
+const d = options.durations;
+const startedAt = performance.now();
+const progress = (msg: string): void => {
+  process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
+};
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-bench-"));
+const cleanup = (): void => {
+  killAllChildren();
+  rmSync(tmp, { recursive: true, force: true });
+};
+process.once("exit", cleanup);
+process.once("SIGINT", () => {
+  cleanup();
+  process.exit(130);
+});
+
+const results: Results = {
+  date: new Date().toISOString(),
+  machine: {
+    node: process.version,
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    cores: os.cpus().length,
+    memoryGiB: round(os.totalmem() / 2 ** 30, 1) ?? 0,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadAverageAtStart: os.loadavg().map((x) => round(x, 2) ?? 0),
+    loadAverageAtEnd: [],
+  },
+  quick: options.quick,
+  options: { paths: options.paths, measures: options.measures, durations: d },
+  durationSeconds: 0,
+  paths: [],
+  logging: null,
+  ratios: {},
+  targets: [],
+  notes: [],
+};
+
+function finish(): void {
+  results.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x, 2) ?? 0);
+  results.durationSeconds = round((performance.now() - startedAt) / 1000, 1) ?? 0;
+  results.ratios = computeRatios(results.paths);
+  results.targets = checkTargets(results.paths, results.logging, options.quick);
+  process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
+  process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
+  process.stdout.write(`${table(results)}\n`);
+  for (const p of results.paths) {
+    for (const f of p.failures) process.stdout.write(`\n${p.name} failure: ${f}`);
+  }
+  if (results.notes.length) process.stdout.write(`\nNotes:\n${results.notes.map((n) => `  - ${n}`).join("\n")}\n`);
+  writeResults(RESULTS_FILE, results);
+  process.stdout.write(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE)} (${results.durationSeconds} s)\n`);
+}
+
+const watchdog = setTimeout(() => {
+  results.notes.push(`the bench hit its ${WATCHDOG_MS / 1000} s watchdog; the figures above are partial`);
+  progress("watchdog: stopping");
+  try {
+    finish();
+  } finally {
+    process.exit(1);
+  }
+}, WATCHDOG_MS);
+watchdog.unref();
+
+async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
+  try {
+    await within(5000, "closing the client", dispatcher.close());
+  } catch {
+    await dispatcher.destroy().catch(() => undefined);
+  }
+}
+
+async function withDispatcher<T>(p: RunningPath, opts: Parameters<typeof dispatcherFor>[1], use: (d: Dispatcher) => Promise<T>): Promise<T> {
+  const dispatcher = dispatcherFor(p, opts);
+  try {
+    return await use(dispatcher);
+  } finally {
+    await closeDispatcher(dispatcher);
+  }
+}
+
+async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, origin: string, measures: Measure[]): Promise<void> {
+  const child = p.child;
+  const alive = (): boolean => !child || child.alive;
+  const step = async (what: string, run: () => Promise<void>): Promise<void> => {
+    if (!alive()) return;
+    progress(`${p.name}: ${what}`);
+    try {
+      await run();
+    } catch (err) {
+      r.failures.push(`${what}: ${errorText(err)}`);
+    }
+    if (!alive()) r.failures.push(`${p.name} process died during "${what}": ${JSON.stringify(child?.exit)}; stderr: ${child?.stderr.trim().slice(-2000)}`);
+  };
+
+  if (measures.includes("throughput")) {
+    await withDispatcher(p, {}, async (dispatcher) => {
+      for (const [concurrency, sseAnswer] of [[1, false], [8, false], [32, false], [8, true]] as const) {
+        await step(`tools/call c=${concurrency}${sseAnswer ? " answered as SSE" : ""}`, async () => {
+          const cpu0 = child?.cpuSeconds() ?? null;
+          const conns0 = upstream.connectionsAccepted;
+          const durationMs = sseAnswer ? d.sseAnswerLoadMs : concurrency === 8 ? d.loadMs : d.loadMsOther;
+          const res = await runLoad(dispatcher, origin, { concurrency, warmupMs: d.warmupMs, durationMs, sseAnswer });
+          const cpu1 = child?.cpuSeconds() ?? null;
+          // CPU over warm-up + window, per request completed in the window (warm-up is short; an estimate).
+          const perReq = cpu0 !== null && cpu1 !== null && res.requests > 0 ? ((cpu1 - cpu0) * 1000 * durationMs) / (durationMs + d.warmupMs) / res.requests : null;
+          r.load.push({ ...res, proxyCpuMsPerReq: sseAnswer ? null : round(perReq, 3), upstreamConnections: upstream.connectionsAccepted - conns0 });
+          if (res.errors.total) r.failures.push(`tools/call c=${concurrency}${sseAnswer ? " (SSE)" : ""}: ${res.errors.total} errors: ${JSON.stringify(res.errors.messages)}`);
+        });
+      }
+    });
+  }
+  if (measures.includes("sse")) {
+    await step(`SSE latency (${d.sseEvents} events every ${d.sseIntervalMs} ms)`, () =>
+      withDispatcher(p, { bodyTimeoutMs: 0 }, async (dispatcher) => {
+        r.sse = await runSseLatency(dispatcher, origin, { count: d.sseEvents, intervalMs: d.sseIntervalMs });
+        if (r.sse.errors.total) r.failures.push(`SSE latency: ${JSON.stringify(r.sse.errors.messages)}`);
+      }),
+    );
+  }
+  if (measures.includes("handshake")) {
+    await step(`new-host handshakes (${upstream.extra.length} hosts)`, () =>
+      withDispatcher(p, { connections: 1 }, async (dispatcher) => {
+        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin);
+        if (r.handshake.errors.total) r.failures.push(`new-host handshakes: ${JSON.stringify(r.handshake.errors.messages)}`);
+      }),
+    );
+  }
+  if (measures.includes("memory")) {
+    await step(`${d.bigMiB} MiB response`, () =>
+      withDispatcher(p, { headersTimeoutMs: d.bigTimeoutMs, bodyTimeoutMs: d.bigTimeoutMs }, async (dispatcher) => {
+        r.big = await runBigResponse(dispatcher, origin, child, d.bigMiB, d.bigTimeoutMs);
+        if (r.big.errors.total) r.failures.push(`${d.bigMiB} MiB response: ${JSON.stringify(r.big.errors.messages)}`);
+      }),
+    );
+    if (p.proxy) {
+      await step(`${d.streams} open SSE streams`, async () => {
+        const dispatcher = dispatcherFor(p, { bodyTimeoutMs: 0, headersTimeoutMs: 0 });
+        const timeoutMs = p.name === "mitmdump" ? d.streamsTimeoutMitmdumpMs : d.streamsTimeoutMs;
+        try {
+          r.streams = await runOpenStreams(dispatcher, origin, upstream, child, { count: d.streams, batch: 100, timeoutMs });
+          if (r.streams.errors.total) r.failures.push(`open SSE streams: ${JSON.stringify(r.streams.errors.messages)}`);
+          if (r.streams.openAtUpstream < d.streams || r.streams.firstEventAtClient < d.streams) {
+            r.failures.push(`open SSE streams: ${r.streams.openAtUpstream}/${d.streams} reached the upstream and ${r.streams.firstEventAtClient}/${d.streams} first events reached the client within ${timeoutMs / 1000} s`);
+          }
+        } finally {
+          await dispatcher.destroy().catch(() => undefined);
+          const closed = await waitFor(() => upstream.openHolds === 0, 3000, 50);
+          if (r.streams) r.streams.upstreamStillOpen3sAfterClientsClosed = upstream.openHolds;
+          if (!closed) r.failures.push(`open SSE streams: ${upstream.openHolds} upstream streams still open 3 s after the clients closed theirs`);
+          await waitFor(() => upstream.openHolds === 0, 2000, 50);
+        }
+      });
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
+  progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);
+  const pki = createBenchPki(tmp, ["127.0.0.1", ...extraHosts]);
+  const upstream = await startUpstream({ cert: pki.certPem, key: pki.keyPem, extraHosts });
+  const ctx: BenchContext = { tmp, benchCaFile: pki.caFile, benchCaPem: pki.caPem };
+  const localhost = await lookup("localhost", { family: 4 }).catch(() => null);
+  const host = localhost?.address === "127.0.0.1" ? "localhost" : "127.0.0.1";
+  const origin = `https://${host}:${upstream.main.port}`;
+  if (host !== "localhost") results.notes.push("localhost does not resolve to 127.0.0.1 here: the main upstream was addressed as 127.0.0.1 (no SNI)");
+
+  for (const name of options.paths) {
+    const r: PathResult = { name, skipped: null, startupMs: null, rssIdleMiB: null, load: [], sse: null, handshake: null, big: null, streams: null, failures: [], stderrTail: null };
+    results.paths.push(r);
+    progress(`${name}: starting`);
+    let p: RunningPath;
+    try {
+      p = await startPath(name, ctx);
+    } catch (err) {
+      r.skipped = err instanceof PathUnavailable ? err.message : errorText(err);
+      if (!(err instanceof PathUnavailable)) r.failures.push(`start: ${errorText(err)}`);
+      results.notes.push(`${name}: ${r.skipped}`);
+      continue;
+    }
+    r.startupMs = round(p.startupMs, 0);
+    await sleep(300);
+    r.rssIdleMiB = round(p.child?.rssMiB() ?? null, 1);
+    await measurePath(p, r, upstream, origin, options.measures.filter((m) => m !== "logging"));
+    const stop = await p.stop();
+    if (stop) r.failures.push(stop);
+    if (p.child) r.stderrTail = p.child.stderr.trim().slice(-4000) || null;
+    if (p.logFile) {
+      const log = countLog(p.logFile);
+      for (const [event, samples] of Object.entries(log.problems)) {
+        r.failures.push(`log has ${event} warnings/errors, e.g.: ${samples.join("\n    ")}`);
+      }
+    }
+  }
+
+  if (options.measures.includes("logging")) {
+    if (!options.paths.includes("mcp-wiretap")) {
+      results.logging = { skipped: "mcp-wiretap not selected" };
+    } else {
+      progress(`mcp-wiretap: logging completeness (${d.logRate} msg/s for ${d.logSeconds} s, fresh instance)`);
+      try {
+        const p = await startWiretap(ctx);
+        await withDispatcher(p, { connections: LOG_CONNECTIONS }, async (dispatcher) => {
+          results.logging = await runLogging(p, dispatcher, origin, { rate: d.logRate, seconds: d.logSeconds, maxInFlight: 256 });
+          results.logging.connections = LOG_CONNECTIONS;
+        });
+        await p.stop();
+      } catch (err) {
+        results.logging = { skipped: `failed: ${errorText(err)}` };
+      }
+    }
+  }
+  await upstream.close();
+  finish();
+}
+
+await main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,136 @@
+import type { BodyDecoderTap } from "../body/index.js";
+import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
+import { headerValue } from "../proxy/headers.js";
+import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
+import { opposite } from "./correlator.js";
+import type { McpFlow } from "./flow.js";
+import type { RpcEvent } from "./rpc-event.js";
+import type { McpTracker } from "./tracker.js";
+
+export interface EnforceOptions {
+  maxInspectBytes: number;
+  removeDeniedTools: boolean;
+}
+
+/**
+ * Enforce mode asks for unencoded bodies, so that a denied message can be replaced in place; monitor mode
+ * never touches a header.
+ */
+export function stripContentCoding(ex: Exchange): void {
+  const accept = headerValue(ex.request.headers["accept"]) ?? "";
+  const mayCarryMcp = ex.request.method === "POST" || /event-stream|json/i.test(accept);
+  if (mayCarryMcp && ex.request.headers["accept-encoding"] !== undefined) ex.replaceRequestHeader("accept-encoding", "identity");
+}
+
+/**
+ * Holds the client's body until its messages are judged. A denied request never reaches the upstream:
+ * the client gets a policy error in the form it reads responses in.
+ */
+export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions): void {
+  flow.ex.holdRequest({
+    maxBytes: opts.maxInspectBytes,
+    decide: async (body): Promise<RequestVerdict> => {
+      if (body === null) {
+        return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
+      }
+      await flow.requestDecoder?.done;
+      const events = flow.requestEvents;
+      const denied = events.filter(isEnforcedDeny);
+      if (denied.length === 0) return { action: "forward" };
+      const requests = events.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+      if (requests.length > 0 || denied.some((e) => e.kind === "notification")) {
+        // The whole body is refused: one denied message blocks its batch.
+        for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
+        const errors = requests.map((r) => policyError(r.id!, r.decision?.enforced ? r.decision : denied[0]!.decision!));
+        return answerClient(flow, errors, events.some((e) => e.batch !== undefined));
+      }
+      return { action: "forward", body: Buffer.from(JSON.stringify(replaceClientResponses(events))) };
+    },
+  });
+}
+
+/** Rewrites the server's JSON or event-stream response so that denied messages are replaced or dropped. */
+export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): boolean {
+  const ex = flow.ex;
+  const coding = headerValue(ex.response!.headers["content-encoding"]);
+  if ((coding && coding.toLowerCase() !== "identity") || tap.mode === "ignored") return false;
+  // The decoder is fed by the rewriter; this tap only tells it where the body ends.
+  ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
+  const judge = (piece: Buffer): RpcEvent[] => {
+    flow.captured = [];
+    tap.data(piece);
+    if (tap.mode === "json") tap.end();
+    const events = flow.captured;
+    flow.captured = null;
+    return events;
+  };
+  if (tap.mode === "json") {
+    ex.rewriteResponse({
+      kind: "whole",
+      maxBytes: opts.maxInspectBytes,
+      rewrite: (body) => {
+        if (body === null) {
+          tracker.invalid(contextOf(flow), "response larger than --max-inspect-bytes: passed on unjudged", 0);
+          return null;
+        }
+        const events = judge(body);
+        if (!events.some(isEnforcedDeny)) return null;
+        const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
+        const batch = events.some((e) => e.batch !== undefined);
+        return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+      },
+    });
+  } else {
+    flow.injector = ex.rewriteResponse({
+      kind: "events",
+      maxEventBytes: opts.maxInspectBytes,
+      event: (raw) => {
+        const events = judge(raw);
+        if (!events.some(isEnforcedDeny)) return raw;
+        const replaced = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
+        if (replaced.length === 0) return DROPPED_EVENT;
+        const id = events[0]?.sseEventId;
+        return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+      },
+    });
+  }
+  return true;
+}
+
+/** The client's own responses (to server requests) that were denied become errors for the server. */
+function replaceClientResponses(events: RpcEvent[]): unknown {
+  const out = events.map((e) => (isEnforcedDeny(e) ? policyError(e.id ?? null, e.decision!) : e.raw));
+  return events.some((e) => e.batch !== undefined) ? out : out[0];
+}
+
+function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {
+  if (errors.length === 0) return respond(202, undefined, "");
+  if (flow.legacy) {
+    // Legacy transport: the POST is only acknowledged; answers travel on the session's GET stream.
+    for (const e of errors) flow.legacy.inject?.(sseEvent(e));
+    return respond(202, undefined, "");
+  }
+  const payload = JSON.stringify(batch ? errors : errors[0]);
+  const accept = headerValue(flow.ex.request.headers["accept"]) ?? "";
+  if (!/application\/json|\*\/\*/i.test(accept) && /text\/event-stream/i.test(accept)) {
+    return respond(200, "text/event-stream", `event: message\ndata: ${payload}\n\n`);
+  }
+  return respond(200, "application/json", payload);
+}
+
+function respond(status: number, contentType: string | undefined, body: string): RequestVerdict {
+  const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
+  return { action: "respond", response: { status, headers, body: Buffer.from(body) } };
+}
+
+function contextOf(flow: McpFlow): Parameters<McpTracker["invalid"]>[0] {
+  return {
+    flow: flow.ex.id,
+    transport: flow.transport,
+    server: flow.server,
+    path: flow.ex.request.path,
+    session: flow.session,
+    protocolVersion: null,
+    direction: opposite("client_to_server"),
+  };
+}

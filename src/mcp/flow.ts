@@ -1,0 +1,39 @@
+import type { BodyDecoderTap } from "../body/index.js";
+import type { Exchange, ResponseRewriteHandle } from "../proxy/exchange.js";
+import { headerValue } from "../proxy/headers.js";
+import type { LegacySession } from "./legacy-endpoints.js";
+import type { RpcEvent, Transport } from "./rpc-event.js";
+
+/** What the MCP addon knows about one exchange. */
+export class McpFlow {
+  isMcp: boolean;
+  transport: Transport;
+  session: string | null;
+  assignedSession: string | null = null;
+  /** The response stream carried SSE event ids: an unanswered request may still be answered on a later GET. */
+  resumable = false;
+  requestDecoder: BodyDecoderTap | null = null;
+  readonly decoding: Promise<void>[] = [];
+  /** Events of the client's body (enforce mode judges them before forwarding). */
+  readonly requestEvents: RpcEvent[] = [];
+  /** While set, every event delivered is also collected here (enforce mode, per response piece). */
+  captured: RpcEvent[] | null = null;
+  /** Enforce mode: writes into this exchange's event stream. */
+  injector: ResponseRewriteHandle | null = null;
+
+  constructor(
+    readonly ex: Exchange,
+    readonly server: string,
+    readonly hinted: boolean,
+    public legacy: LegacySession | undefined,
+  ) {
+    this.isMcp = hinted;
+    this.transport = legacy ? "http+sse" : "streamable-http";
+    this.session = legacy?.endpointPath ?? headerValue(ex.request.headers["mcp-session-id"]) ?? null;
+  }
+
+  /** Correlation scope: the session, or the exchange itself when there is none. */
+  get scope(): string {
+    return this.session ?? `flow:${this.ex.id}`;
+  }
+}

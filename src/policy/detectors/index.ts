@@ -1,0 +1,39 @@
+import type { Detector, DetectorName, Finding, TextScanner } from "./finding.js";
+import { hiddenTextScanner } from "./hidden-text.js";
+import { piiScanner } from "./pii.js";
+import { poisoningScanner } from "./poisoning.js";
+import { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
+import { secretsScanner } from "./secrets.js";
+
+export type { Detector, DetectorName, Finding } from "./finding.js";
+export { findHidden, stripHidden, type HiddenSpan, type HiddenType } from "./hidden-text.js";
+export { normalizeForMatching } from "./poisoning.js";
+export type { ScanOptions } from "./scan-value.js";
+export { DEFAULT_WALK_LIMITS, REDACTED_SEGMENT, escapePointerSegment, walkStrings, type WalkLimits } from "./walk-strings.js";
+
+const scanners: Readonly<Record<DetectorName, TextScanner>> = {
+  secrets: secretsScanner,
+  pii: piiScanner,
+  hiddenText: hiddenTextScanner,
+  poisoning: poisoningScanner,
+};
+
+export const DETECTOR_NAMES: readonly DetectorName[] = ["secrets", "pii", "hiddenText", "poisoning"];
+
+export const secretsDetector: Detector = detectorFor(secretsScanner);
+export const piiDetector: Detector = detectorFor(piiScanner);
+export const hiddenTextDetector: Detector = detectorFor(hiddenTextScanner);
+export const poisoningDetector: Detector = detectorFor(poisoningScanner);
+
+export const detectors: Readonly<Record<DetectorName, Detector>> = {
+  secrets: secretsDetector,
+  pii: piiDetector,
+  hiddenText: hiddenTextDetector,
+  poisoning: poisoningDetector,
+};
+
+/** Runs the enabled detectors in one walk over the value; findings come in document order. */
+export function scanAll(value: unknown, enabled: ReadonlySet<DetectorName>, options: ScanOptions = {}): Finding[] {
+  const active = DETECTOR_NAMES.filter((name) => enabled.has(name)).map((name) => scanners[name]);
+  return scanValue(active, value, options);
+}

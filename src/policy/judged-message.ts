@@ -1,0 +1,44 @@
+import { isIPv6 } from "node:net";
+import type { RpcEvent } from "../mcp/rpc-event.js";
+
+/** What the policy sees of one message. */
+export interface JudgedMessage {
+  /** host:port of the real destination (IPv6 in brackets) */
+  server: string;
+  /** host alone, lower case, IPv6 without brackets */
+  host: string;
+  session: string | null;
+  direction: RpcEvent["direction"];
+  kind: RpcEvent["kind"];
+  method: string | undefined;
+  tool: string | undefined;
+  /** the whole JSON-RPC message as parsed */
+  raw: unknown;
+}
+
+export function judgedMessage(e: RpcEvent): JudgedMessage {
+  return {
+    server: e.server,
+    host: hostOf(e.server),
+    session: e.session,
+    direction: e.direction,
+    kind: e.kind,
+    method: e.method,
+    tool: e.tool,
+    raw: e.raw,
+  };
+}
+
+export function hostOf(server: string): string {
+  if (server.startsWith("[")) return server.slice(1, server.indexOf("]")).toLowerCase();
+  const colon = server.lastIndexOf(":");
+  const host = colon > 0 && !isIPv6(server) ? server.slice(0, colon) : server;
+  return host.toLowerCase();
+}
+
+/** `params.arguments` of a tools/call request. */
+export function toolArguments(m: JudgedMessage): Record<string, unknown> | undefined {
+  const params = (m.raw as { params?: { arguments?: unknown } } | undefined)?.params;
+  const args = params?.arguments;
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+}

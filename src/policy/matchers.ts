@@ -1,0 +1,77 @@
+import type { Match } from "./config.js";
+import { toolArguments, type JudgedMessage } from "./judged-message.js";
+import { compilePattern } from "./pattern.js";
+
+/** One condition of a rule, able to say what it checks (mockttp's matcher model). */
+export interface Matcher {
+  matches(m: JudgedMessage): boolean;
+  explain(): string;
+}
+
+class PatternMatcher implements Matcher {
+  private readonly test: (v: string) => boolean;
+  constructor(
+    private readonly label: string,
+    private readonly pattern: string,
+    private readonly read: (m: JudgedMessage) => string | undefined,
+  ) {
+    const compiled = compilePattern(pattern);
+    if (!compiled.ok) throw new Error(compiled.error);
+    this.test = compiled.test;
+  }
+  matches(m: JudgedMessage): boolean {
+    const value = this.read(m);
+    return value !== undefined && this.test(value);
+  }
+  explain(): string {
+    return `${this.label} matches ${JSON.stringify(this.pattern)}`;
+  }
+}
+
+class EqualsMatcher implements Matcher {
+  constructor(
+    private readonly label: string,
+    private readonly expected: string,
+    private readonly read: (m: JudgedMessage) => string | undefined,
+  ) {}
+  matches(m: JudgedMessage): boolean {
+    return this.read(m) === this.expected;
+  }
+  explain(): string {
+    return `${this.label} is ${this.expected}`;
+  }
+}
+
+/** A pattern with a port is matched against host:port, one without against the host alone. */
+function serverMatcher(pattern: string): Matcher {
+  const withPort = /:\d+$|:\*$/.test(pattern);
+  return new PatternMatcher(withPort ? "server" : "server host", pattern, (m) => (withPort ? m.server : m.host));
+}
+
+function argumentMatcher(path: string, pattern: string): Matcher {
+  return new PatternMatcher(`argument ${JSON.stringify(path)}`, pattern, (m) => {
+    let value: unknown = toolArguments(m);
+    for (const key of path.split(".")) {
+      if (typeof value !== "object" || value === null) return undefined;
+      value = (value as Record<string, unknown>)[key];
+    }
+    if (typeof value === "string") return value;
+    if (typeof value === "number" || typeof value === "boolean") return String(value);
+    return value === undefined ? undefined : JSON.stringify(value);
+  });
+}
+
+export function buildMatchers(match: Match): Matcher[] {
+  const out: Matcher[] = [];
+  if (match.server !== undefined) out.push(serverMatcher(match.server));
+  if (match.method !== undefined) out.push(new PatternMatcher("method", match.method, (m) => m.method));
+  if (match.tool !== undefined) out.push(new PatternMatcher("tool", match.tool, (m) => m.tool));
+  if (match.direction !== undefined) out.push(new EqualsMatcher("direction", match.direction, (m) => m.direction));
+  if (match.kind !== undefined) out.push(new EqualsMatcher("kind", match.kind, (m) => m.kind));
+  for (const [path, pattern] of Object.entries(match.args ?? {})) out.push(argumentMatcher(path, pattern));
+  return out;
+}
+
+export function explainAll(matchers: readonly Matcher[]): string {
+  return matchers.length === 0 ? "every message" : matchers.map((m) => m.explain()).join(" and ");
+}

@@ -1,0 +1,189 @@
+import type { RpcEvent } from "../mcp/rpc-event.js";
+import type { Action, DetectorName, DetectorSetting, PolicyConfig, Rule } from "./config.js";
+import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
+import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
+import type { PinStore } from "./pin-store.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
+
+/** What a detector found: its kind and where, never the matched secret itself. */
+export interface PolicyFinding {
+  type: string;
+  path: string;
+  detail?: string;
+}
+
+export interface ContentDetector {
+  scan(value: unknown, basePath?: string): PolicyFinding[];
+}
+
+export type ContentDetectors = Partial<Record<"secrets" | "pii" | "hiddenText" | "poisoning", ContentDetector>>;
+
+export interface DecisionRule {
+  name: string;
+  action: Action;
+  reason?: string;
+  findings?: PolicyFinding[];
+}
+
+export interface Decision {
+  action: "allow" | "deny" | "flag";
+  /** The proxy acted on it (enforce mode and a denial it can carry out). */
+  enforced: boolean;
+  rules: DecisionRule[];
+  /** What enforcement did on the wire (set once it did it), e.g. "not forwarded". */
+  effect?: string;
+}
+
+export interface PolicyDeps {
+  detectors: ContentDetectors;
+  pins: PinStore | null;
+  now?: () => number;
+}
+
+/** Methods whose results describe tools, prompts or resources to the model: where poisoning hides. */
+const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
+
+/**
+ * Judges every message: all matching rules apply, deny beats allow, flags accumulate; detectors and rate
+ * limits add their own entries. Learns tool definitions (for pinning and schema checks) as it goes.
+ */
+export class Policy {
+  private readonly rules: { rule: Rule; matchers: Matcher[] }[];
+  private readonly limiters: { limiter: RateLimiter; matchers: Matcher[] }[];
+  private readonly catalog = new ToolCatalog();
+  private readonly now: () => number;
+
+  constructor(
+    readonly config: PolicyConfig,
+    private readonly deps: PolicyDeps,
+  ) {
+    this.now = deps.now ?? Date.now;
+    this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
+    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now), matchers: buildMatchers(limit.match) }));
+  }
+
+  get enforcing(): boolean {
+    return this.config.mode === "enforce";
+  }
+
+  judge(e: RpcEvent): Decision {
+    if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
+    const m = judgedMessage(e);
+    const hits: DecisionRule[] = [];
+    for (const { rule, matchers } of this.rules) {
+      if (matchers.every((x) => x.matches(m))) hits.push(ruleHit(rule));
+    }
+    if (e.kind !== "invalid") {
+      for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
+        const setting: DetectorSetting = this.config.detectors[name];
+        if (setting === "off") continue;
+        const findings = this.detect(name, m);
+        if (findings.length > 0) {
+          hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, findings), findings });
+        }
+      }
+      for (const { limiter, matchers } of this.limiters) {
+        if (matchers.every((x) => x.matches(m)) && limiter.hit(m)) {
+          hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (per ${limiter.limit.per})` });
+        }
+      }
+    }
+    this.learn(m);
+    const action = this.combine(hits);
+    return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
+  }
+
+  /** A CONNECT target denied by a rule that names only a server: refused before any byte (enforce mode). */
+  judgeConnect(host: string, port: number): { rule: string; reason: string } | null {
+    const server = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+    const m: JudgedMessage = { server, host, session: null, direction: "client_to_server", kind: "request", method: undefined, tool: undefined, raw: undefined };
+    for (const { rule, matchers } of this.rules) {
+      const onlyServer = Object.keys(rule.match).every((k) => k === "server") && rule.match.server !== undefined;
+      if (rule.action === "deny" && onlyServer && matchers.every((x) => x.matches(m))) {
+        return { rule: rule.name, reason: rule.reason ?? `host ${host} is denied by rule ${rule.name}` };
+      }
+    }
+    return null;
+  }
+
+  /** For `policy explain`: every rule with each of its conditions and whether it held. */
+  explainRules(e: RpcEvent): { name: string; action: Action; matched: boolean; conditions: string }[] {
+    const m = judgedMessage(e);
+    return this.rules.map(({ rule, matchers }) => ({
+      name: rule.name,
+      action: rule.action,
+      matched: matchers.every((x) => x.matches(m)),
+      conditions: matchers.length === 0 ? "every message" : matchers.map((x) => `${x.matches(m) ? "✓" : "✗"} ${x.explain()}`).join("; "),
+    }));
+  }
+
+  describeRule(rule: Rule): string {
+    return explainAll(buildMatchers(rule.match));
+  }
+
+  private combine(hits: DecisionRule[]): Decision["action"] {
+    if (hits.some((h) => h.action === "deny")) return "deny";
+    const allowed = hits.some((h) => h.action === "allow");
+    if (!allowed && this.config.default === "deny") {
+      hits.push({ name: "default", action: "deny", reason: "no rule allows this message (default: deny)" });
+      return "deny";
+    }
+    return hits.some((h) => h.action === "flag") ? "flag" : "allow";
+  }
+
+  private detect(name: DetectorName, m: JudgedMessage): PolicyFinding[] {
+    const raw = m.raw as Record<string, unknown> | undefined;
+    if (!raw) return [];
+    const field = "params" in raw ? "params" : "result" in raw ? "result" : "error" in raw ? "error" : null;
+    const content = this.deps.detectors;
+    switch (name) {
+      case "secrets":
+      case "pii":
+        return field ? (content[name]?.scan(raw[field], `/${field}`) ?? []) : [];
+      case "hiddenText":
+        return field && m.direction === "server_to_client" ? (content.hiddenText?.scan(raw[field], `/${field}`) ?? []) : [];
+      case "poisoning":
+        return m.kind === "response" && DESCRIBING_METHODS.has(m.method ?? "") ? (content.poisoning?.scan(raw.result, "/result") ?? []) : [];
+      case "toolPinning":
+        return this.pinFindings(m);
+      case "schema":
+        return this.schemaFindings(m);
+    }
+  }
+
+  private pinFindings(m: JudgedMessage): PolicyFinding[] {
+    if (!this.deps.pins || m.kind !== "response" || m.method !== "tools/list") return [];
+    const pins = this.deps.pins;
+    const out: PolicyFinding[] = [];
+    toolsOf((m.raw as { result?: unknown }).result).forEach((tool, i) => {
+      const seen = pins.observe(m.server, tool.name, toolDigest(tool.definition), new Date(this.now()));
+      if (seen === "changed") out.push({ type: "tool_changed", path: `/result/tools/${i}`, detail: `tool ${JSON.stringify(tool.name)} differs from its pinned definition (rug pull?)` });
+      if (seen === "added") out.push({ type: "tool_added", path: `/result/tools/${i}`, detail: `tool ${JSON.stringify(tool.name)} appeared after the server was pinned` });
+    });
+    return out;
+  }
+
+  private schemaFindings(m: JudgedMessage): PolicyFinding[] {
+    if (m.kind !== "request" || m.method !== "tools/call" || m.tool === undefined) return [];
+    const result = this.catalog.check(m.server, m.tool, toolArguments(m));
+    if (result === undefined) return [];
+    if (result === "unknown_tool") return [{ type: "unknown_tool", path: "/params/name", detail: `tool ${JSON.stringify(m.tool)} is not in the server's tools/list` }];
+    return result.map((e) => ({ type: "schema_violation", path: `/params/arguments${e.instancePath}`, detail: e.message }));
+  }
+
+  private learn(m: JudgedMessage): void {
+    if (m.kind === "response" && m.method === "tools/list") {
+      this.catalog.learn(m.server, toolsOf((m.raw as { result?: unknown }).result));
+    }
+  }
+}
+
+function ruleHit(rule: Rule): DecisionRule {
+  return rule.reason === undefined ? { name: rule.name, action: rule.action } : { name: rule.name, action: rule.action, reason: rule.reason };
+}
+
+function describeFindings(detector: string, findings: PolicyFinding[]): string {
+  const types = [...new Set(findings.map((f) => f.type))];
+  return `${detector}: ${types.join(", ")} (${findings.length} finding${findings.length === 1 ? "" : "s"})`;
+}

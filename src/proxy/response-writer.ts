@@ -1,0 +1,128 @@
+import type http from "node:http";
+import type { TapFanOut } from "./addon-chain.js";
+import type { ExchangeRecord } from "./exchange-record.js";
+import { endToEndRawHeaders } from "./headers.js";
+import { SseFramer } from "./sse-framer.js";
+
+/**
+ * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
+ * through the exchange's rewriter (enforcement).
+ */
+export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, res: http.ServerResponse, taps: TapFanOut): void {
+  const head = ex.response!;
+  const rewriter = ex.responseRewriter;
+  upRes.on("data", (chunk: Buffer) => {
+    ex.responseBytes += chunk.length;
+    taps.data(chunk);
+  });
+  upRes.on("end", () => taps.end());
+  if (!rewriter) {
+    res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
+    // Headers go out now, not with the first body chunk: an SSE stream may stay silent for a long time.
+    res.flushHeaders();
+    upRes.on("end", () => {
+      if (upRes.rawTrailers.length > 0 && res.chunkedEncoding) res.addTrailers(pairs(upRes.rawTrailers));
+    });
+    upRes.pipe(res);
+  } else if (rewriter.kind === "whole") {
+    sendWhole(ex, upRes, res, rewriter);
+  } else {
+    sendEvents(ex, upRes, res, rewriter);
+  }
+}
+
+function sendWhole(
+  ex: ExchangeRecord,
+  upRes: http.IncomingMessage,
+  res: http.ServerResponse,
+  rewriter: Extract<NonNullable<ExchangeRecord["responseRewriter"]>, { kind: "whole" }>,
+): void {
+  const head = ex.response!;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let passedThrough = false;
+  const onData = (chunk: Buffer): void => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size <= rewriter.maxBytes) return;
+    // Too large to hold: it passes unchanged from here on.
+    passedThrough = true;
+    upRes.off("data", onData);
+    void rewriter.rewrite(null);
+    res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
+    for (const c of chunks) res.write(c);
+    upRes.pipe(res);
+  };
+  const onEnd = async (): Promise<void> => {
+    if (passedThrough) return;
+    const body = Buffer.concat(chunks);
+    let out: Buffer | null = null;
+    try {
+      out = await rewriter.rewrite(body);
+    } catch {
+      out = null;
+    }
+    if (res.destroyed) return;
+    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]);
+    const final = out ?? body;
+    res.writeHead(head.status, head.statusMessage, [...headers, "content-length", String(final.length)]);
+    res.end(final);
+  };
+  upRes.on("data", onData);
+  upRes.on("end", () => void onEnd());
+  upRes.on("error", () => res.destroy());
+}
+
+function sendEvents(
+  ex: ExchangeRecord,
+  upRes: http.IncomingMessage,
+  res: http.ServerResponse,
+  rewriter: Extract<NonNullable<ExchangeRecord["responseRewriter"]>, { kind: "events" }>,
+): void {
+  const head = ex.response!;
+  // Events may change size: the body can no longer keep a content-length.
+  res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]));
+  res.flushHeaders();
+  const queued: Buffer[] = [];
+  const write = (raw: Buffer): void => {
+    if (raw.length > 0 && !res.write(raw)) {
+      upRes.pause();
+      res.once("drain", () => upRes.resume());
+    }
+  };
+  const drainQueue = (): void => {
+    while (queued.length > 0) write(queued.shift()!);
+  };
+  const framer = new SseFramer(
+    (raw) => {
+      let out = raw;
+      try {
+        out = rewriter.event(raw);
+      } catch {
+        out = raw;
+      }
+      write(out);
+      drainQueue();
+    },
+    rewriter.maxEventBytes,
+    write,
+  );
+  ex.injectNow = (raw) => {
+    queued.push(raw);
+    if (!framer.midEvent) drainQueue();
+  };
+  for (const raw of ex.injected.splice(0)) ex.injectNow(raw);
+  upRes.on("data", (chunk: Buffer) => framer.push(chunk));
+  upRes.on("end", () => {
+    framer.flush();
+    drainQueue();
+    ex.injectNow = null;
+    res.end();
+  });
+}
+
+function pairs(raw: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
