@@ -128,6 +128,8 @@ export async function runHandshakes(
   hosts: readonly Target[],
   probeDispatcher: Dispatcher,
   probeOrigin: string,
+  /** Stop taking new hosts after this many ms (the bench's time budget). */
+  budgetMs: number,
 ): Promise<HandshakeResult> {
   const errors = new ErrorTally();
   const handshakes: number[] = [];
@@ -145,7 +147,12 @@ export async function runHandshakes(
   // request on each, which makes the proxy open its own connection to that host. Probe samples are
   // attributed to the phase they overlap.
   const open: { target: Target; socket: tls.TLSSocket }[] = [];
+  const stopAt = nowMs() + budgetMs;
   for (const target of hosts) {
+    if (nowMs() > stopAt) {
+      errors.add(new Error(`time budget (${budgetMs} ms) used up: remaining hosts not tried`));
+      break;
+    }
     try {
       const t0 = nowMs();
       const socket = await within(10_000, `CONNECT + TLS handshake to ${target.host}`, (async () => {

@@ -58,7 +58,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   }
   const onlyPaths = PATH_NAMES.filter((p) => only.includes(p));
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
-  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : [...PATH_NAMES];
+  const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
+  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : [...PATH_NAMES];
   const measures: Measure[] = onlyMeasures.length ? [...onlyMeasures] : [...MEASURES];
   // Added latency is relative to direct: keep it as the reference.
   if (!paths.includes("direct") && measures.some((m) => m === "throughput" || m === "sse" || m === "handshake")) paths.unshift("direct");

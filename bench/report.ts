@@ -110,10 +110,13 @@ export function checkTargets(paths: PathResult[], logging: Results["logging"], q
     (v) => `${v} MiB${big?.errors.total ? " (transfer failed)" : ""}`,
   );
   if (logging && "sent" in logging) {
+    const rateOk = logging.achievedRate !== null && logging.achievedRate >= 0.95 * logging.targetRate;
     out.push({
-      target: `zero missing log records (${logging.achievedRate} of ${logging.targetRate} msg/s achieved)`,
-      value: `${logging.missing} missing of ${logging.sent} sent (counted: ${logging.countedEvent} records)`,
-      verdict: logging.missing === 0 && logging.sent > 0 ? "PASS" : "FAIL",
+      target: `zero missing log records at ${logging.targetRate} msg/s`,
+      value:
+        `${logging.missing} missing of ${logging.sent} sent (counted: ${logging.countedEvent} records)` +
+        (rateOk ? "" : `; only ${logging.achievedRate} msg/s could be sent: the proxy did not keep up`),
+      verdict: logging.missing === 0 && logging.sent > 0 && rateOk ? "PASS" : "FAIL",
     });
   } else {
     out.push({ target: "zero missing log records", value: logging && "skipped" in logging ? logging.skipped : "not measured", verdict: "SKIP" });

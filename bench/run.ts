@@ -24,6 +24,8 @@ import { sleep, waitFor, within } from "./time.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
 const WATCHDOG_MS = 175_000;
+/** The variable-length measures (handshakes, big response, open streams) shrink to end the run by then. */
+const BUDGET_MS = 165_000;
 /** Keep-alive connections used by the logging measure (requests beyond them queue in the client). */
 const LOG_CONNECTIONS = 32;
 const RESULTS_FILE = path.join(REPO, "bench", "results.json");
@@ -34,6 +36,17 @@ const startedAt = performance.now();
 const progress = (msg: string): void => {
   process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
 };
+
+/** Time the rest of the run needs at least, for the paths not started yet and the logging measure. */
+let reserveMs = 0;
+function estimateReserve(pathsLeft: number, loggingLeft: boolean): number {
+  const perPath = 2000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 3000 + 5000;
+  return pathsLeft * perPath + (loggingLeft ? d.logSeconds * 1000 + 8000 : 0);
+}
+/** How long a variable-length measure may take: its own limit, or less when the run's budget is short. */
+function allowance(configuredMs: number, alsoKeepMs = 0): number {
+  return Math.max(0, Math.min(configuredMs, BUDGET_MS - (performance.now() - startedAt) - reserveMs - alsoKeepMs));
+}
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-bench-"));
 const cleanup = (): void => {
@@ -153,7 +166,7 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   if (measures.includes("handshake")) {
     await step(`new-host handshakes (${upstream.extra.length} hosts)`, () =>
       withDispatcher(p, { connections: 1 }, async (dispatcher) => {
-        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin);
+        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin, allowance(30_000, 10_000));
         if (r.handshake.errors.total) r.failures.push(`new-host handshakes: ${JSON.stringify(r.handshake.errors.messages)}`);
       }),
     );
@@ -161,15 +174,18 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   if (measures.includes("memory")) {
     await step(`${d.bigMiB} MiB response`, () =>
       withDispatcher(p, { headersTimeoutMs: d.bigTimeoutMs, bodyTimeoutMs: d.bigTimeoutMs }, async (dispatcher) => {
-        r.big = await runBigResponse(dispatcher, origin, child, d.bigMiB, d.bigTimeoutMs);
+        const timeoutMs = allowance(d.bigTimeoutMs, p.proxy ? 5000 : 0);
+        if (timeoutMs < 2000) throw new Error("skipped: the run's time budget is used up");
+        r.big = await runBigResponse(dispatcher, origin, child, d.bigMiB, timeoutMs);
         if (r.big.errors.total) r.failures.push(`${d.bigMiB} MiB response: ${JSON.stringify(r.big.errors.messages)}`);
       }),
     );
     if (p.proxy) {
       await step(`${d.streams} open SSE streams`, async () => {
         const dispatcher = dispatcherFor(p, { bodyTimeoutMs: 0, headersTimeoutMs: 0 });
-        const timeoutMs = p.name === "mitmdump" ? d.streamsTimeoutMitmdumpMs : d.streamsTimeoutMs;
+        const timeoutMs = allowance(p.name === "mitmdump" ? d.streamsTimeoutMitmdumpMs : d.streamsTimeoutMs);
         try {
+          if (timeoutMs < 3000) throw new Error("skipped: the run's time budget is used up");
           r.streams = await runOpenStreams(dispatcher, origin, upstream, child, { count: d.streams, batch: 100, timeoutMs });
           if (r.streams.errors.total) r.failures.push(`open SSE streams: ${JSON.stringify(r.streams.errors.messages)}`);
           if (r.streams.openAtUpstream < d.streams || r.streams.firstEventAtClient < d.streams) {
@@ -187,6 +203,22 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   }
 }
 
+/** Log completeness, on a fresh mcp-wiretap instance (run right after the mcp-wiretap path). */
+async function measureLogging(ctx: BenchContext, origin: string): Promise<void> {
+  progress(`mcp-wiretap: logging completeness (${d.logRate} msg/s for ${d.logSeconds} s, fresh instance)`);
+  try {
+    const p = await startWiretap(ctx);
+    await withDispatcher(p, { connections: LOG_CONNECTIONS }, async (dispatcher) => {
+      const logging = await runLogging(p, dispatcher, origin, { rate: d.logRate, seconds: d.logSeconds, maxInFlight: 256 });
+      logging.connections = LOG_CONNECTIONS;
+      results.logging = logging;
+    });
+    await p.stop();
+  } catch (err) {
+    results.logging = { skipped: `failed: ${errorText(err)}` };
+  }
+}
+
 async function main(): Promise<void> {
   const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);
@@ -198,7 +230,10 @@ async function main(): Promise<void> {
   const origin = `https://${host}:${upstream.main.port}`;
   if (host !== "localhost") results.notes.push("localhost does not resolve to 127.0.0.1 here: the main upstream was addressed as 127.0.0.1 (no SNI)");
 
-  for (const name of options.paths) {
+  const wantLogging = options.measures.includes("logging");
+  if (wantLogging && !options.paths.includes("mcp-wiretap")) results.logging = { skipped: "mcp-wiretap not selected" };
+  for (const [i, name] of options.paths.entries()) {
+    reserveMs = estimateReserve(options.paths.length - i - 1, wantLogging && options.paths.indexOf("mcp-wiretap") >= i);
     const r: PathResult = { name, skipped: null, startupMs: null, rssIdleMiB: null, load: [], sse: null, handshake: null, big: null, streams: null, failures: [], stderrTail: null };
     results.paths.push(r);
     progress(`${name}: starting`);
@@ -209,6 +244,7 @@ async function main(): Promise<void> {
       r.skipped = err instanceof PathUnavailable ? err.message : errorText(err);
       if (!(err instanceof PathUnavailable)) r.failures.push(`start: ${errorText(err)}`);
       results.notes.push(`${name}: ${r.skipped}`);
+      if (name === "mcp-wiretap" && wantLogging) results.logging = { skipped: "mcp-wiretap did not start" };
       continue;
     }
     r.startupMs = round(p.startupMs, 0);
@@ -224,25 +260,9 @@ async function main(): Promise<void> {
         r.failures.push(`log has ${event} warnings/errors, e.g.: ${samples.join("\n    ")}`);
       }
     }
+    if (name === "mcp-wiretap" && wantLogging) await measureLogging(ctx, origin);
   }
 
-  if (options.measures.includes("logging")) {
-    if (!options.paths.includes("mcp-wiretap")) {
-      results.logging = { skipped: "mcp-wiretap not selected" };
-    } else {
-      progress(`mcp-wiretap: logging completeness (${d.logRate} msg/s for ${d.logSeconds} s, fresh instance)`);
-      try {
-        const p = await startWiretap(ctx);
-        await withDispatcher(p, { connections: LOG_CONNECTIONS }, async (dispatcher) => {
-          results.logging = await runLogging(p, dispatcher, origin, { rate: d.logRate, seconds: d.logSeconds, maxInFlight: 256 });
-          results.logging.connections = LOG_CONNECTIONS;
-        });
-        await p.stop();
-      } catch (err) {
-        results.logging = { skipped: `failed: ${errorText(err)}` };
-      }
-    }
-  }
   await upstream.close();
   finish();
 }

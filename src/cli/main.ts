@@ -7,17 +7,12 @@ import { PinStoreError } from "../policy/pin-store.js";
 import { caPathCommand, caShowCommand } from "./ca-commands.js";
 import { pinsApproveCommand, pinsListCommand } from "./pins-commands.js";
 import { ExplainInputError, policyCheckCommand, policyExplainCommand, type ExplainOptions } from "./policy-commands.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
-import { collect, parseListenHost, parsePort, parsePositiveInt } from "./option-parsers.js";
-import { DEFAULT_CA_DIR, VERSION } from "./package-info.js";
-import { DEFAULT_MAX_INSPECT_BYTES, startCommand, StartError, type StartOptions } from "./start.js";
+import { VERSION } from "./package-info.js";
+import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
+import { startCommand, StartError } from "./start.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
-
-function caDirOption(): Option {
-  return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
-}
 
 export function buildProgram(): Command {
   const program = new Command("mcp-wiretap")
@@ -26,38 +21,9 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 
-  program
-    .command("start", { isDefault: true })
-    .description("run the proxy (the default command)")
-    .addOption(new Option("--host <address>", "address to listen on").default("127.0.0.1").argParser(parseListenHost))
-    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(8080).argParser(parsePort))
-    .addOption(caDirOption())
-    .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
-    .option("--config <file>", "policy file (YAML)")
-    .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
-    .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
-    .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
-    .addOption(new Option("--payloads <mode>", "how much of each message to log").choices(PAYLOAD_MODES).default("truncated"))
-    .addOption(new Option("--max-payload-bytes <n>", "payloads larger than this are truncated (with size and sha256)").default(DEFAULT_MAX_PAYLOAD_BYTES).argParser(parsePositiveInt))
-    .addOption(new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected").default(DEFAULT_MAX_INSPECT_BYTES).argParser(parsePositiveInt))
-    .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort))
-    .action(async (o: Record<string, unknown>) => {
-      const options: StartOptions = {
-        host: o.host as string,
-        port: o.port as number,
-        caDir: o.caDir as string,
-        logFile: o.logFile as string | undefined,
-        config: o.config as string | undefined,
-        upstreamCa: o.upstreamCa as string[],
-        insecureUpstream: o.insecureUpstream as boolean,
-        passthrough: o.passthrough as string[],
-        graceMs: o.grace as number,
-        payloads: o.payloads as PayloadMode,
-        maxPayloadBytes: o.maxPayloadBytes as number,
-        maxInspectBytes: o.maxInspectBytes as number,
-      };
-      await startCommand(options);
-    });
+  addProxyOptions(program.command("start", { isDefault: true }).description("run the proxy (the default command)"), { port: 8080 }).action(
+    async (o: Record<string, unknown>) => startCommand(toStartOptions(o)),
+  );
 
   const ca = program.command("ca").description("the proxy's certificate authority");
   ca.command("path")

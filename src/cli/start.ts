@@ -14,6 +14,7 @@ import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
+import { ProxyAuth, ProxyAuthError } from "../proxy/proxy-auth.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
@@ -31,6 +32,8 @@ export interface StartOptions {
   payloads?: PayloadMode;
   maxPayloadBytes?: number;
   maxInspectBytes?: number;
+  /** `user:password`; required to listen beyond loopback. */
+  proxyAuth?: string;
 }
 
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -49,6 +52,7 @@ export interface RunningProxy {
 
 /** Starts the proxy with everything wired; used by `start` and, later, `run`. */
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
+  const proxyAuth = parseProxyAuth(opts);
   const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
   const policyConfig = loadPolicyFile(policyFile);
   const ca = await loadOrCreateCa(opts.caDir);
@@ -85,6 +89,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
     passthrough: opts.passthrough,
+    proxyAuth,
     decideConnect: (target) => {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;
@@ -127,13 +132,6 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {
-  if (!isLoopback(opts.host)) {
-    process.stderr.write(
-      `mcp-wiretap: listening on ${opts.host} would expose the proxy beyond this machine; ` +
-        "this needs --proxy-auth, which is not available in this version. Use 127.0.0.1.\n",
-    );
-    process.exit(2);
-  }
   const proxy = await startProxy(opts);
   const onSignal = (signal: NodeJS.Signals): void => {
     process.once(signal, () => process.exit(130));
@@ -147,4 +145,21 @@ export async function startCommand(opts: StartOptions): Promise<void> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+}
+
+/** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */
+function parseProxyAuth(opts: StartOptions): ProxyAuth | null {
+  try {
+    const auth = opts.proxyAuth ? ProxyAuth.parse(opts.proxyAuth) : null;
+    if (!auth && !isLoopback(opts.host)) {
+      throw new StartError(
+        `listening on ${opts.host} exposes the proxy beyond this machine: set --proxy-auth user:password ` +
+          "(or MCP_WIRETAP_PROXY_AUTH), or listen on 127.0.0.1",
+      );
+    }
+    return auth;
+  } catch (err) {
+    if (err instanceof ProxyAuthError) throw new StartError(err.message);
+    throw err;
+  }
 }

@@ -2,7 +2,7 @@ import type { Addon, Exchange } from "../proxy/exchange.js";
 import { formatTarget } from "../proxy/target.js";
 import type { ExchangeRecord } from "../proxy/exchange-record.js";
 import type { Logger } from "./logger.js";
-import { redactUrlQuery } from "./redact.js";
+import { headerCredentials, redactHeaders, redactUrlQuery, scrubValues } from "./redact.js";
 
 /** One `event: "http"` record per exchange, written when the exchange ends. */
 export function httpRecordAddon(logger: Logger): Addon {
@@ -11,7 +11,9 @@ export function httpRecordAddon(logger: Logger): Addon {
     exchangeEnd(ex: Exchange) {
       const record = ex as ExchangeRecord;
       const failed = ex.error !== null && ex.error.code !== "client_aborted";
-      logger[failed ? "warn" : "info"]({
+      // Credentials the client sent, removed by value wherever they come back (an echoing WWW-Authenticate).
+      const echoed = headerCredentials(ex.request.headers);
+      logger[failed ? "warn" : "info"](scrubValues({
         event: "http",
         flow: ex.id,
         mode: ex.mode,
@@ -25,9 +27,12 @@ export function httpRecordAddon(logger: Logger): Addon {
         responseBytes: ex.responseBytes,
         durationMs: (record.endedAt ?? Date.now()) - ex.startedAt,
         tls: ex.server.secure || ex.client.tls ? { client: ex.client.tls, server: ex.server.tls } : null,
+        httpVersion: ex.request.httpVersion,
+        requestHeaders: redactHeaders(ex.request.headers),
+        responseHeaders: ex.response ? redactHeaders(ex.response.headers) : null,
         ...(ex.server.insecure ? { insecureUpstream: true } : {}),
         ...(ex.error ? { error: ex.error } : {}),
-      });
+      }, echoed));
     },
   };
 }

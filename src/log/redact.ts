@@ -239,3 +239,66 @@ export function redactText(text: string): string {
       isSecretMemberName(name) ? `"${name}"${colon}"${REDACTED}"` : match,
     );
 }
+
+// ---------------------------------------------------------------- known values
+
+/**
+ * Shortest credential removed by value: shorter ones (a cookie `theme=dark`) would also hit ordinary text.
+ * Real tokens, keys and session cookies are far longer.
+ */
+export const MIN_SCRUBBED_CHARS = 8;
+
+/**
+ * The credential values a request carried in its headers: Authorization / Proxy-Authorization credentials
+ * (without the scheme), cookie values, and the values of API-key and token headers. Servers echo them in
+ * free text (`WWW-Authenticate: Bearer error_description="token 8xZ… expired"`, error pages) where no
+ * pattern can recognise them; `scrubValues` removes them by value. Longest first.
+ */
+export function headerCredentials(headers: IncomingHttpHeaders | Record<string, HeaderValue>): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined): void => {
+    const v = value?.trim();
+    if (v !== undefined && v.length >= MIN_SCRUBBED_CHARS) found.add(v);
+  };
+  for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
+    if (raw === undefined) continue;
+    const lower = name.toLowerCase();
+    for (const item of (Array.isArray(raw) ? raw : [raw]).map(String)) {
+      if (AUTHORIZATION_HEADERS.has(lower)) {
+        const credentials = /^\S+\s+(.+)$/.exec(item.trim())?.[1];
+        add(credentials ?? item);
+        if (credentials && /^basic$/i.test(item.trim().split(/\s+/)[0] ?? "")) {
+          // Basic: the password inside the base64 as well.
+          const decoded = Buffer.from(credentials, "base64").toString("utf8");
+          const colon = decoded.indexOf(":");
+          if (colon >= 0) add(decoded.slice(colon + 1));
+        }
+      } else if (lower === "cookie" || lower === "cookie2") {
+        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1));
+      } else if (isSecretHeader(lower) && !lower.startsWith("set-cookie")) {
+        add(item);
+      }
+    }
+  }
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/** Deep copy of a record in which every occurrence of the given values, in any string, reads REDACTED. */
+export function scrubValues<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const scrub = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      let out = v;
+      for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+      return out;
+    }
+    if (Array.isArray(v)) return v.map(scrub);
+    if (isPlainObject(v)) {
+      const copy: Record<string, unknown> = {};
+      for (const [k, member] of Object.entries(v)) defineMember(copy, k, scrub(member));
+      return copy;
+    }
+    return v;
+  };
+  return scrub(value) as T;
+}

@@ -19,7 +19,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
     transport: e.transport,
     server: e.server,
     path: redactUrlQuery(e.path),
-    session: e.session,
+    session: sessionField(e.session, e.transport),
     protocolVersion: e.protocolVersion,
     direction: e.direction,
     kind: e.kind,
@@ -60,7 +60,15 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
 }
 
 export function sessionRecord(r: SessionRecord): Record<string, unknown> {
-  return { event: "session", ...(redactBody(r) as object) };
+  return { event: "session", ...(redactBody(r) as object), session: sessionField(r.session, r.transport) };
+}
+
+/**
+ * A legacy (HTTP+SSE) session is named by its endpoint URL, whose query may carry a credential
+ * (`?sessionId=…&key=…`): redacted like any other path. Streamable HTTP session ids are kept as they are.
+ */
+function sessionField(session: string | null, transport: string): string | null {
+  return session !== null && transport === "http+sse" ? redactUrlQuery(session) : session;
 }
 
 function payload(value: unknown, opts: PayloadOptions): unknown {

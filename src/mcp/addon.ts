@@ -167,6 +167,9 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
       ex.requestBytes,
     );
   }
+  // Cut off by the proxy's own shutdown: what is still pending is the proxy's doing, not the peer's, and
+  // `close` reports it (and ends the sessions) as "proxy stopped".
+  if (ex.error?.code === "shutdown") return;
   if (flow.legacy && flow.legacy.streamFlow === ex.id) {
     tracker.legacy.remove(flow.legacy);
     tracker.endSession(flow.server, flow.legacy.endpointPath, "stream closed", ex.id);

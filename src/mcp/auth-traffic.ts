@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { createContentDecoder, mediaTypeOf, parseJsonText } from "../body/index.js";
 import type { Logger } from "../log/logger.js";
-import { isSecretMemberName, REDACTED, redactText, redactUrlQuery } from "../log/redact.js";
+import { headerCredentials, isSecretMemberName, MIN_SCRUBBED_CHARS, redactText, redactUrlQuery, scrubValues } from "../log/redact.js";
 import type { Addon, BodyTap, Exchange } from "../proxy/exchange.js";
 import { formatTarget } from "../proxy/target.js";
 import { findChallenge, parseWwwAuthenticate, type AuthChallenge } from "./www-authenticate.js";
@@ -232,11 +232,8 @@ function authRecord(flow: AuthFlow): BuiltRecord | undefined {
 
   const failedOAuth = (step === "token" || step === "registration") && (ex.response?.status ?? 0) >= 400;
   const secrets = knownSecrets(ex.request.headers, requestValue, responseJson?.value);
-  return { level: ex.error || failedOAuth ? "warn" : "info", fields: scrub(fields, secrets) as Record<string, unknown> };
+  return { level: ex.error || failedOAuth ? "warn" : "info", fields: scrubValues(fields, secrets) };
 }
-
-/** Shortest credential value scrubbed by value: shorter ones would also hit ordinary words. */
-const MIN_SCRUBBED_CHARS = 6;
 
 /**
  * The credentials this exchange carried (Authorization credentials, secret members of both bodies). Servers
@@ -248,32 +245,17 @@ function knownSecrets(
   requestValue: Record<string, unknown> | undefined,
   responseValue: Record<string, unknown> | undefined,
 ): string[] {
-  const found = new Set<string>();
+  const found = new Set<string>(headerCredentials(headers));
   const add = (value: unknown): void => {
     if (typeof value === "string" && value.length >= MIN_SCRUBBED_CHARS) found.add(value);
     else if (Array.isArray(value)) value.forEach(add);
   };
-  for (const name of ["authorization", "proxy-authorization"]) {
-    const value = headers[name];
-    for (const item of Array.isArray(value) ? value : [value]) {
-      const credentials = typeof item === "string" ? /^\S+\s+(.+)$/.exec(item.trim())?.[1] : undefined;
-      add(credentials ?? item);
-    }
-  }
   for (const body of [requestValue, responseValue]) {
     if (!body) continue;
     for (const [name, value] of Object.entries(body)) if (name === "code" || isSecretMemberName(name)) add(value);
   }
   // Longest first, so a secret that contains another is removed whole.
   return [...found].sort((a, b) => b.length - a.length);
-}
-
-function scrub(value: unknown, secrets: readonly string[]): unknown {
-  if (secrets.length === 0) return value;
-  if (typeof value === "string") return secrets.reduce((text, secret) => text.split(secret).join(REDACTED), value);
-  if (Array.isArray(value)) return value.map((item) => scrub(item, secrets));
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v, secrets)]));
-  return value;
 }
 
 /** The request body as name → value, from a form or a JSON object; undefined when it is neither. */

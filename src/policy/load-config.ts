@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { isMap, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { compilePattern } from "./pattern.js";
 import { PolicySchema, type Match, type PolicyConfig } from "./config.js";
 
@@ -26,7 +26,11 @@ export function parsePolicy(text: string, file = "<policy>"): PolicyConfig {
   }
   const result = PolicySchema.safeParse(doc.toJS() ?? {});
   if (!result.success) {
-    const messages = result.error.issues.map((issue) => `${where(file, doc, lines, issue.path)}: ${issue.message}`);
+    const messages = result.error.issues.map((issue) => {
+      // An unknown key is reported on its parent: point at the (first) key itself, so the line is the one to fix.
+      const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
+      return `${where(file, doc, lines, issue.path, key)}: ${issue.message}`;
+    });
     throw new PolicyConfigError(messages.join("\n"));
   }
   const policy = result.data;
@@ -51,9 +55,11 @@ function checkPatterns(policy: PolicyConfig, file: string, doc: Document, lines:
   policy.rateLimits.forEach((r, i) => check(r.match, ["rateLimits", i, "match"]));
 }
 
-function where(file: string, doc: Document, lines: LineCounter, path: readonly PropertyKey[]): string {
+function where(file: string, doc: Document, lines: LineCounter, path: readonly PropertyKey[], key?: string): string {
   const dotted = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(top level)";
-  const node = nodeAt(doc, path);
+  const parent = nodeAt(doc, path);
+  const keyNode = key !== undefined && isMap(parent) ? parent.items.find((pair) => isScalar(pair.key) && pair.key.value === key)?.key : undefined;
+  const node = keyNode ?? parent;
   const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
   if (!range) return `${file}: ${dotted}`;
   const pos = lines.linePos(range[0]);

@@ -42,9 +42,13 @@ class EqualsMatcher implements Matcher {
   }
 }
 
-/** A pattern with a port is matched against host:port, one without against the host alone. */
+/**
+ * A pattern with a port is matched against host:port, one without against the host alone. A glob with
+ * two colons or more and no bracket ("::1", "fd00::*") is a bare IPv6 host, not host:port.
+ */
 function serverMatcher(pattern: string): Matcher {
-  const withPort = /:\d+$|:\*$/.test(pattern);
+  const bareIpv6 = !pattern.startsWith("re:") && !pattern.startsWith("[") && (pattern.match(/:/g)?.length ?? 0) > 1;
+  const withPort = !bareIpv6 && /:\d+$|:\*$/.test(pattern);
   return new PatternMatcher(withPort ? "server" : "server host", pattern, (m) => (withPort ? m.server : m.host));
 }
 

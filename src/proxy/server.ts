@@ -11,6 +11,7 @@ import { forwardExchange, type Upstream } from "./forward.js";
 import { refuseRequest, routeRequest } from "./route.js";
 import { formatTarget, type Target } from "./target.js";
 import { forwardUpgrade } from "./upgrade.js";
+import { proxyAuthRequiredResponse, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
 import type { Logger } from "../log/logger.js";
 import { globToRegExp } from "../util/glob.js";
 
@@ -29,6 +30,8 @@ export interface ProxyServerOptions {
   /** Decides about CONNECT targets before any byte is exchanged (policy); default: intercept. */
   decideConnect?: (target: Target, client: Peer) => ConnectDecision | null;
   connectTimeoutMs?: number;
+  /** Required Basic credentials for CONNECT and absolute-URI requests (mandatory beyond loopback). */
+  proxyAuth?: ProxyAuth | null;
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -95,6 +98,11 @@ export class ProxyServer {
 
   private onConnect(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     this.track(socket);
+    if (!this.authorized(req)) {
+      socket.on("error", () => socket.destroy());
+      socket.end(proxyAuthRequiredResponse());
+      return;
+    }
     handleConnect(
       {
         decide: (target, client) => {
@@ -140,6 +148,18 @@ export class ProxyServer {
 
   private onRequest(req: http.IncomingMessage, res: http.ServerResponse, requestTarget: string): void {
     const tunnel = this.tunnels.get(req.socket);
+    if (!tunnel && requestTarget === "/healthz" && req.method === "GET") {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify({ status: "ok" }));
+      return;
+    }
+    if (!tunnel && !this.authorized(req)) {
+      req.resume();
+      res.writeHead(407, { ...PROXY_AUTH_CHALLENGE, "content-type": "text/plain; charset=utf-8" });
+      res.end("mcp-wiretap: proxy authentication required\n");
+      return;
+    }
     const routed = routeRequest(req, requestTarget, tunnel);
     if (!routed.ok) {
       this.log.warn({
@@ -164,6 +184,10 @@ export class ProxyServer {
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, tlsOptions: tls.ConnectionOptions): void {
     this.track(socket);
     const tunnel = this.tunnels.get(req.socket);
+    if (!tunnel && !this.authorized(req)) {
+      socket.end(proxyAuthRequiredResponse());
+      return;
+    }
     const routed = routeRequest(req, req.url ?? "/", tunnel);
     if (!routed.ok) {
       socket.end(`HTTP/1.1 ${routed.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
@@ -201,6 +225,21 @@ export class ProxyServer {
       status: 400,
       reason: `malformed HTTP request (${err.code ?? err.message})`,
     });
+  }
+
+  /** Proxy-level requests need the credentials when --proxy-auth is set; a failure is on the record. */
+  private authorized(req: http.IncomingMessage): boolean {
+    const auth = this.opts.proxyAuth;
+    if (!auth || auth.allows(req.headers["proxy-authorization"])) return true;
+    const client = peerOf(req.socket);
+    this.log.warn({
+      event: "refused",
+      stage: req.method === "CONNECT" ? "connect" : "request",
+      client: `${client.address}:${client.port}`,
+      status: 407,
+      reason: req.headers["proxy-authorization"] ? "wrong proxy credentials" : "proxy credentials missing",
+    });
+    return false;
   }
 
   private track(socket: Duplex): void {

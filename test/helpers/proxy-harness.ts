@@ -52,7 +52,8 @@ export interface TestProxy {
     count: number,
     opts?: { timeoutMs?: number; what?: string },
   ): Promise<LogRecord[]>;
-  stop(reason?: string): Promise<void>;
+  /** Stops the proxy (as on SIGTERM), removes its temp files, and returns the final log records. */
+  stop(reason?: string): Promise<LogRecord[]>;
 }
 
 /** The test PKI's CA as a file, for `upstreamCa`. */
@@ -126,7 +127,7 @@ export async function startTestProxy(overrides: Partial<StartOptions> = {}): Pro
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  let stopping: Promise<void> | undefined;
+  let stopping: Promise<LogRecord[]> | undefined;
   return {
     url: `http://${host}:${running.address.port}`,
     host,
@@ -143,7 +144,14 @@ export async function startTestProxy(overrides: Partial<StartOptions> = {}): Pro
       return first!;
     },
     stop(reason = "test") {
-      stopping ??= running.stop(reason).finally(() => rm(dir, { recursive: true, force: true }));
+      stopping ??= (async () => {
+        try {
+          await running.stop(reason);
+          return await records();
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      })();
       return stopping;
     },
   };

@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
-import { openTunnel, startTestProxy, tlsThroughTunnel, type TestProxy } from "../helpers/proxy-harness.js";
+import { openTunnel, startTestProxy, tlsThroughTunnel, type LogRecord, type TestProxy } from "../helpers/proxy-harness.js";
 import { testPki } from "../helpers/test-pki.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -90,6 +90,35 @@ describe("exchanges that break off", () => {
     socket.destroy();
     await waitUntil(() => upstream.openSseStreams === 0, { what: "the upstream SSE stream to close" });
     await proxy.waitForRecord((r) => r.event === "http" && String(r.path).includes("raw=1") && (r.error as { code?: string })?.code === "client_aborted");
+  });
+
+  it("on stop(), an SSE stream still open is cut both ways and recorded as shutdown, before the stop record", async () => {
+    const own = await startTestProxy({ graceMs: 200 });
+    const agent = new ProxyAgent({ uri: own.url, requestTls: { ca: own.caPem } });
+    let records: LogRecord[];
+    try {
+      const res = await fetch(`${upstream.url}/sse-forever?interval=50&stop=1`, { dispatcher: agent });
+      const reader = res.body!.getReader();
+      await reader.read();
+      expect(upstream.openSseStreams).toBe(1);
+      const drained = (async () => {
+        for (;;) if ((await reader.read()).done) return "ended";
+      })().catch(() => "broken");
+      records = await own.stop("test");
+      // The client must not mistake the cut-off stream for a complete one.
+      expect(await drained).toBe("broken");
+      await waitUntil(() => upstream.openSseStreams === 0, { what: "the upstream SSE stream to close" });
+    } finally {
+      await agent.destroy();
+    }
+    const stream = records.findIndex((r) => r.event === "http" && String(r.path).includes("stop=1"));
+    expect(stream).toBeGreaterThan(0);
+    expect(records[stream]).toMatchObject({ status: 200, error: { code: "shutdown" } });
+    // Written before "stop" (by time). File order can still differ: the log sink's flush at stop writes what
+    // is buffered while an asynchronous write is in flight (src/log/logger.ts, see the report).
+    const stop = records.find((r) => r.event === "stop");
+    expect(stop).toMatchObject({ reason: "test" });
+    expect(Date.parse(String(records[stream]!.time))).toBeLessThanOrEqual(Date.parse(String(stop!.time)));
   });
 
   it.each([

@@ -74,6 +74,18 @@ describe("pass-through hosts", () => {
     await proxy.waitForRecord((r) => r.event === "http" && r.mode === "mitm" && r.server === `localhost:${upstream.port}`);
   });
 
+  it("a pass-through tunnel still open at stop() is closed and on the record", async () => {
+    const own = await startTestProxy({ passthrough: ["127.0.0.1"], graceMs: 100 });
+    const { socket } = await openTunnel(own, `127.0.0.1:${upstream.port}`);
+    const secure = await tlsThroughTunnel(socket, "127.0.0.1", testPki().caPem);
+    const closed = new Promise<void>((resolve) => secure.once("close", () => resolve()));
+    const records = await own.stop();
+    await closed;
+    const tunnel = records.find((r) => r.event === "tunnel" && r.server === `127.0.0.1:${upstream.port}`);
+    expect(tunnel).toMatchObject({ mode: "passthrough" });
+    expect(tunnel!.bytesDown).toBeGreaterThan(0);
+  });
+
   it("answers 502 to CONNECT when the pass-through upstream is unreachable, on the record", async () => {
     const port = await closedPort();
     const { status, response } = await openTunnel(proxy, `127.0.0.1:${port}`);

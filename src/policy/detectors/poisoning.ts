@@ -105,6 +105,7 @@ const rules: PoisoningRule[] = [
         String.raw`\bwhen(?:ever)?\s+(?:the\s+user|you|the\s+(?:assistant|model|agent|llm))\s+(?:calls?|uses?|invokes?|runs?|executes?|wants?\s+to\s+(?:use|call|send))\s+(?:the\s+|a\s+|any\s+)?(?!this\b|it\b)(?:[\`'"]?[a-z0-9]+[_.-][\w.-]*[\`'"]?|[\`'"][^\`'"\n]{1,40}[\`'"]|(?:other|another|any)\s+tools?\b|[\w-]+\s+tool\b)`,
         String.raw`\binstead\s+of\s+(?:using\s+|calling\s+)?(?:the\s+)?(?:actual|real|intended|original|specified|requested|provided|user's|given)\s+(?:recipients?|address(?:es)?|destinations?|emails?|url|endpoint|server|account|number|channel)\b`,
         String.raw`\b(?:send|forward|redirect|route)\s+(?:all\s+)?(?:emails?|messages?|requests?|payments?|transfers?|calls?)\s+to\s+\S+\s+instead\b`,
+        String.raw`\b(?:must|should|always)\s+(?:send|forward|redirect|route)\s+(?:all|every)\s+(?:emails?|messages?|requests?|payments?|transfers?)\s+to\b`,
         String.raw`\balso\s+(?:send|forward|copy|cc|bcc|email|post|upload|share)\b[^.!?\n]{0,60}?\bto\b`,
         String.raw`\b(?:side[\s-]effects?\s+on|changes?\s+the\s+behaviou?r\s+of|modif(?:y|ies)\s+the\s+behaviou?r\s+of)\b[^.!?\n]{0,40}?\b(?:other|another|all|every|the\s+also\s+present)\s+(?:[\w-]+\s+)?(?:tools?|servers?|functions?)\b`,
       ].join("|"),

@@ -42,12 +42,18 @@ function checkJwt(match: RegExpExecArray): RuleMatch | null {
   return { detail: `JWT alg=${shownAlg} (${match[0].length} chars)` };
 }
 
+/** Larger than any RSA-16384 private key in PEM. */
+const MAX_PEM_BODY = 16_384;
+
 function checkPrivateKey(match: RegExpExecArray, text: string): RuleMatch | null {
   const afterHeader = match.index + match[0].length;
   // A bare header in prose is not a key; real blocks carry base64 lines (possibly after "Proc-Type:" headers).
   if (!/[A-Za-z0-9+/]{40}/.test(text.slice(afterHeader, afterHeader + 400))) return null;
-  const endMarker = text.indexOf("-----END", afterHeader);
-  const end = endMarker === -1 ? undefined : text.indexOf("-----", endMarker + 8) + 5;
+  // Bounded look-ahead: a text of many headers and no END line must not cost quadratic time.
+  const block = text.slice(afterHeader, afterHeader + MAX_PEM_BODY);
+  const endMarker = block.indexOf("-----END");
+  const endClose = endMarker === -1 ? -1 : block.indexOf("-----", endMarker + 8);
+  const end = endClose === -1 ? undefined : afterHeader + endClose + 5;
   const label = `${match[1] ?? ""}PRIVATE KEY`;
   const size = end === undefined ? "no END line" : `${end - match.index} chars`;
   return { detail: `-----BEGIN ${label}-----…(${size})`, end };

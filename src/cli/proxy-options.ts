@@ -1,0 +1,57 @@
+import { Option, type Command } from "commander";
+import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
+import { collect, parseListenHost, parsePort, parsePositiveInt } from "./option-parsers.js";
+import { DEFAULT_CA_DIR } from "./package-info.js";
+import { DEFAULT_MAX_INSPECT_BYTES, type StartOptions } from "./start.js";
+
+export function caDirOption(): Option {
+  return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
+}
+
+/** The options of a running proxy, shared by `start` and `run`. */
+export function addProxyOptions(cmd: Command, defaults: { port: number }): Command {
+  return cmd
+    .addOption(new Option("--host <address>", "address to listen on").default("127.0.0.1").argParser(parseListenHost))
+    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaults.port).argParser(parsePort))
+    .addOption(caDirOption())
+    .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
+    .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
+    .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
+    .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
+    .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
+    .addOption(new Option("--payloads <mode>", "how much of each message to log").choices(PAYLOAD_MODES).default("truncated"))
+    .addOption(
+      new Option("--max-payload-bytes <n>", "payloads larger than this are truncated (with size and sha256)")
+        .default(DEFAULT_MAX_PAYLOAD_BYTES)
+        .argParser(parsePositiveInt),
+    )
+    .addOption(
+      new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected")
+        .default(DEFAULT_MAX_INSPECT_BYTES)
+        .argParser(parsePositiveInt),
+    )
+    .addOption(
+      new Option("--proxy-auth <user:password>", "require HTTP Basic proxy credentials (needed to listen beyond loopback)").env(
+        "MCP_WIRETAP_PROXY_AUTH",
+      ),
+    )
+    .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
+}
+
+export function toStartOptions(o: Record<string, unknown>): StartOptions {
+  return {
+    host: o.host as string,
+    port: o.port as number,
+    caDir: o.caDir as string,
+    logFile: o.logFile as string | undefined,
+    config: o.config as string | undefined,
+    upstreamCa: o.upstreamCa as string[],
+    insecureUpstream: o.insecureUpstream as boolean,
+    passthrough: o.passthrough as string[],
+    graceMs: o.grace as number,
+    payloads: o.payloads as PayloadMode,
+    maxPayloadBytes: o.maxPayloadBytes as number,
+    maxInspectBytes: o.maxInspectBytes as number,
+    proxyAuth: o.proxyAuth as string | undefined,
+  };
+}
