@@ -7,6 +7,7 @@ export interface BannerFacts {
   logTarget: string;
   insecure: boolean;
   policy: string;
+  reverse?: string[];
 }
 
 /** What a user needs to point a client at the proxy, printed to stderr at start. */
@@ -19,6 +20,7 @@ export function banner(f: BannerFacts): string {
     `  logs: ${f.logTarget}`,
     `  policy: ${f.policy}`,
     ...(f.insecure ? ["  WARNING: upstream certificates are not verified (--insecure-upstream)"] : []),
+    ...(f.reverse?.length ? ["Reverse mode (point a client at the local URL):", ...f.reverse.map((r) => `  ${r}`)] : []),
     "Point an MCP client at it:",
     `  export HTTPS_PROXY=${url} HTTP_PROXY=${url} NODE_USE_ENV_PROXY=1 NODE_EXTRA_CA_CERTS=${f.caCertPath}`,
     "",

@@ -19,6 +19,12 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
     .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
     .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
+    .option(
+      "--reverse <[local=]url>",
+      "serve an upstream MCP server locally: URL on this port, /prefix=URL under a path, :port=URL on a port of its own; repeatable",
+      collect,
+      [],
+    )
     .addOption(new Option("--payloads <mode>", "how much of each message to log").choices(PAYLOAD_MODES).default("truncated"))
     .addOption(
       new Option("--max-payload-bytes <n>", "payloads larger than this are truncated (with size and sha256)")
@@ -53,5 +59,6 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     maxPayloadBytes: o.maxPayloadBytes as number,
     maxInspectBytes: o.maxInspectBytes as number,
     proxyAuth: o.proxyAuth as string | undefined,
+    reverse: o.reverse as string[],
   };
 }

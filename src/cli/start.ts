@@ -15,6 +15,7 @@ import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
 import { ProxyAuth, ProxyAuthError } from "../proxy/proxy-auth.js";
+import { describeMapping, parseReverseSpec, ReverseSpecError, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
@@ -34,6 +35,8 @@ export interface StartOptions {
   maxInspectBytes?: number;
   /** `user:password`; required to listen beyond loopback. */
   proxyAuth?: string;
+  /** Reverse-mode specs, `[local=]url` (see `--reverse`). */
+  reverse?: string[];
 }
 
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -45,7 +48,7 @@ const MAX_SESSIONS = 10_000;
 export class StartError extends Error {}
 
 export interface RunningProxy {
-  address: { host: string; port: number };
+  address: { host: string; port: number; reversePorts: number[] };
   caCertPath: string;
   stop(reason: string): Promise<void>;
 }
@@ -53,6 +56,7 @@ export interface RunningProxy {
 /** Starts the proxy with everything wired; used by `start` and, later, `run`. */
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
+  const reverse = parseReverse(opts);
   const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
   const policyConfig = loadPolicyFile(policyFile);
   const ca = await loadOrCreateCa(opts.caDir);
@@ -90,6 +94,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     insecureUpstream: opts.insecureUpstream,
     passthrough: opts.passthrough,
     proxyAuth,
+    reverse,
     decideConnect: (target) => {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;
@@ -104,6 +109,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     },
   });
   const address = await server.listen();
+  const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
+  const reversePorts = [...address.reversePorts];
+  const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
   log.info({
     event: "start",
     version: VERSION,
@@ -113,8 +121,19 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     insecureUpstream: opts.insecureUpstream,
     passthrough: opts.passthrough,
     policy: { file: policyFile, mode: policyConfig.mode },
+    reverse: reverseLines,
   });
-  process.stderr.write(banner({ address, caCertPath: ca.certPath, caCreated: ca.created, logTarget: sink.target, insecure: opts.insecureUpstream, policy: `${policyFile} (${policyConfig.mode})` }));
+  process.stderr.write(
+    banner({
+      address,
+      caCertPath: ca.certPath,
+      caCreated: ca.created,
+      logTarget: sink.target,
+      insecure: opts.insecureUpstream,
+      policy: `${policyFile} (${policyConfig.mode})`,
+      reverse: reverseLines,
+    }),
+  );
   let stopping: Promise<void> | null = null;
   return {
     address,
@@ -160,6 +179,19 @@ function parseProxyAuth(opts: StartOptions): ProxyAuth | null {
     return auth;
   } catch (err) {
     if (err instanceof ProxyAuthError) throw new StartError(err.message);
+    throw err;
+  }
+}
+
+function parseReverse(opts: StartOptions): ReverseMapping[] {
+  const specs = opts.reverse ?? [];
+  if (specs.length > 0 && !isLoopback(opts.host)) {
+    throw new StartError("--reverse serves upstreams without proxy credentials: it needs a loopback --host");
+  }
+  try {
+    return specs.map(parseReverseSpec);
+  } catch (err) {
+    if (err instanceof ReverseSpecError) throw new StartError(err.message);
     throw err;
   }
 }

@@ -44,10 +44,7 @@ export class SessionTable {
     this.sessions.delete(k);
     this.sessions.set(k, { ...state, startedAt: Date.now(), messages: 0 });
     this.emit({ phase: "start", server: state.server, session: state.session, transport: state.transport, protocolVersion: state.protocolVersion, ...record });
-    while (this.sessions.size > this.max) {
-      const oldest = this.sessions.values().next().value as SessionState;
-      this.end(oldest.server, oldest.session, "evicted");
-    }
+    this.evictOverflow();
   }
 
   /** Remembers a session first seen mid-way (the proxy started after its initialize). */
@@ -57,6 +54,8 @@ export class SessionTable {
     if (!state) {
       state = { server, session, transport, protocolVersion, startedAt: Date.now(), messages: 0 };
       this.sessions.set(k, state);
+      // Any client can invent Mcp-Session-Id values: sessions first seen mid-way count against the bound too.
+      this.evictOverflow();
     }
     if (!state.protocolVersion && protocolVersion) state.protocolVersion = protocolVersion;
     state.messages++;
@@ -80,6 +79,13 @@ export class SessionTable {
       ...(flow ? { flow } : {}),
     });
     return true;
+  }
+
+  private evictOverflow(): void {
+    while (this.sessions.size > this.max) {
+      const oldest = this.sessions.values().next().value as SessionState;
+      this.end(oldest.server, oldest.session, "evicted");
+    }
   }
 
   all(): SessionState[] {

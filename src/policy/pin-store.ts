@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -24,9 +24,33 @@ export class PinStoreError extends Error {}
 /** Trust-on-first-use pins of tool definitions, per server; a JSON file, mode 0600. */
 export class PinStore {
   private data: PinFile;
+  /** Identity of the file as last read or written: another process (`pins approve`) may rewrite it. */
+  private stamp: string | null;
 
   constructor(readonly file: string) {
+    this.stamp = PinStore.stampOf(file);
     this.data = PinStore.read(file);
+  }
+
+  private static stampOf(file: string): string | null {
+    try {
+      const s = statSync(file);
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Takes the file's version when someone else changed it, so an approval is seen (and not overwritten). */
+  private refresh(): void {
+    const stamp = PinStore.stampOf(this.file);
+    if (stamp === this.stamp) return;
+    try {
+      this.data = PinStore.read(this.file);
+      this.stamp = stamp;
+    } catch {
+      // Unreadable now: keep what we have; the next save replaces it.
+    }
   }
 
   private static read(file: string): PinFile {
@@ -60,6 +84,7 @@ export class PinStore {
 
   /** Records a definition; says whether it is the pinned one, a change, or a tool new to this server. */
   observe(server: string, tool: string, sha256: string, now: Date): "pinned" | "first_use" | "changed" | "added" {
+    this.refresh();
     const now8601 = now.toISOString();
     const entry = (this.data.servers[server] ??= { firstSeen: now8601, tools: {} });
     const firstServerVisit = now.getTime() - Date.parse(entry.firstSeen ?? now8601) <= FIRST_USE_WINDOW_MS;
@@ -109,5 +134,6 @@ export class PinStore {
       closeSync(fd);
     }
     renameSync(tmp, this.file);
+    this.stamp = PinStore.stampOf(this.file);
   }
 }

@@ -24,6 +24,8 @@ export interface ForwardRoute {
   client: Peer & { tls: string | null };
   /** Origin-form path to request upstream. */
   path: string;
+  /** Reverse mode: the Host header the upstream expects instead of the client's. */
+  hostHeader?: string;
 }
 
 /**
@@ -44,6 +46,7 @@ export function forwardExchange(
     { host: route.target.host, port: route.target.port, secure: route.secure, tls: null, insecure: route.secure && upstream.insecure },
     { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: req.headers },
   );
+  if (route.hostHeader) ex.replaceRequestHeader("host", route.hostHeader);
   addons.requestHeaders(ex);
   const requestTaps = addons.fanOut("request-tap", ex.requestTaps);
   let responseTaps: TapFanOut = addons.fanOut("response-tap", []);

@@ -11,6 +11,8 @@ import { forwardExchange, type Upstream } from "./forward.js";
 import { refuseRequest, routeRequest } from "./route.js";
 import { formatTarget, type Target } from "./target.js";
 import { forwardUpgrade } from "./upgrade.js";
+import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
+import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
 import type { Logger } from "../log/logger.js";
 import { globToRegExp } from "../util/glob.js";
@@ -32,6 +34,8 @@ export interface ProxyServerOptions {
   connectTimeoutMs?: number;
   /** Required Basic credentials for CONNECT and absolute-URI requests (mandatory beyond loopback). */
   proxyAuth?: ProxyAuth | null;
+  /** Reverse mode: local prefixes or ports served as if they were these upstreams. */
+  reverse?: ReverseMapping[];
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -40,6 +44,8 @@ export class ProxyServer {
   private readonly addons: AddonChain;
   private readonly upstream: Upstream;
   private readonly tunnels = new WeakMap<Duplex, TunnelContext>();
+  private readonly reverseSockets = new WeakMap<Duplex, ReverseMapping>();
+  private readonly reverseListeners: net.Server[] = [];
   private readonly openSockets = new Set<Duplex>();
   private readonly inFlight = new Map<ExchangeRecord, http.ServerResponse>();
   private readonly isPassthrough: (host: string) => boolean;
@@ -68,8 +74,28 @@ export class ProxyServer {
     });
   }
 
-  listen(): Promise<{ host: string; port: number }> {
-    return this.engine.listen(this.opts.host, this.opts.port);
+  async listen(): Promise<{ host: string; port: number; reversePorts: number[] }> {
+    const address = await this.engine.listen(this.opts.host, this.opts.port);
+    const reversePorts: number[] = [];
+    for (const mapping of this.opts.reverse ?? []) {
+      if (mapping.local.kind !== "port") continue;
+      reversePorts.push(await this.listenReverse(mapping, mapping.local.port));
+    }
+    return { ...address, reversePorts };
+  }
+
+  /** A listener of its own for one reverse mapping: its sockets are served by the engine like tunnels. */
+  private listenReverse(mapping: ReverseMapping, port: number): Promise<number> {
+    const server = net.createServer((socket) => {
+      this.reverseSockets.set(socket, mapping);
+      this.track(socket);
+      this.engine.serveTunnel(socket);
+    });
+    this.reverseListeners.push(server);
+    return new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host: this.opts.host, port }, () => resolve((server.address() as net.AddressInfo).port));
+    });
   }
 
   /**
@@ -77,6 +103,7 @@ export class ProxyServer {
    * lets the addons report what was still open.
    */
   async close(graceMs: number): Promise<void> {
+    for (const listener of this.reverseListeners) listener.close();
     const closed = this.engine.close();
     const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([closed, grace]);
@@ -154,6 +181,13 @@ export class ProxyServer {
       res.end(JSON.stringify({ status: "ok" }));
       return;
     }
+    const reverse = tunnel ? undefined : this.reverseFor(req, requestTarget);
+    if (reverse) {
+      const ex = forwardExchange(this.addons, this.upstream, reverseRoute(reverse, req, requestTarget), req, res);
+      this.inFlight.set(ex, res);
+      res.once("close", () => this.inFlight.delete(ex));
+      return;
+    }
     if (!tunnel && !this.authorized(req)) {
       req.resume();
       res.writeHead(407, { ...PROXY_AUTH_CHALLENGE, "content-type": "text/plain; charset=utf-8" });
@@ -184,11 +218,12 @@ export class ProxyServer {
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, tlsOptions: tls.ConnectionOptions): void {
     this.track(socket);
     const tunnel = this.tunnels.get(req.socket);
-    if (!tunnel && !this.authorized(req)) {
+    const reverse = tunnel ? undefined : this.reverseFor(req, req.url ?? "/");
+    if (!reverse && !tunnel && !this.authorized(req)) {
       socket.end(proxyAuthRequiredResponse());
       return;
     }
-    const routed = routeRequest(req, req.url ?? "/", tunnel);
+    const routed = reverse ? ({ ok: true, route: reverseRoute(reverse, req, req.url ?? "/") } as const) : routeRequest(req, req.url ?? "/", tunnel);
     if (!routed.ok) {
       socket.end(`HTTP/1.1 ${routed.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       return;
@@ -225,6 +260,14 @@ export class ProxyServer {
       status: 400,
       reason: `malformed HTTP request (${err.code ?? err.message})`,
     });
+  }
+
+  /** A reverse-mode mapping for an origin-form request: by the listener it came in on, or by path prefix. */
+  private reverseFor(req: http.IncomingMessage, requestTarget: string): ReverseMapping | undefined {
+    const byPort = this.reverseSockets.get(req.socket);
+    if (byPort) return byPort;
+    if (!requestTarget.startsWith("/") || !this.opts.reverse?.length) return undefined;
+    return findPrefixMapping(this.opts.reverse, requestTarget);
   }
 
   /** Proxy-level requests need the credentials when --proxy-auth is set; a failure is on the record. */

@@ -35,6 +35,8 @@ export interface TestProxy {
   url: string;
   host: string;
   port: number;
+  /** Ports of `--reverse :0=URL` listeners, in order. */
+  reversePorts: number[];
   /** PEM of the proxy's CA: what a client must trust. */
   caPem: string;
   caCertPath: string;
@@ -132,6 +134,7 @@ export async function startTestProxy(overrides: Partial<StartOptions> = {}): Pro
     url: `http://${host}:${running.address.port}`,
     host,
     port: running.address.port,
+    reversePorts: running.address.reversePorts,
     caPem,
     caCertPath: running.caCertPath,
     caDir,

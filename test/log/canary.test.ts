@@ -501,6 +501,47 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
   it.fails.each(Object.entries(KNOWN_LEAKS))("KNOWN LEAK (src/proxy/server.ts): the %s canary", (_name, canary) => expectAbsent(canary));
 });
 
+describe("no proxy credential reaches the log (--proxy-auth)", () => {
+  it("keeps the configured password and the wrong and right Proxy-Authorization out of every record", async () => {
+    const configured = `canary-proxypass-${rand()}`;
+    const wrong = `canary-wrongpass-${rand()}`;
+    const up = await startUpstreams();
+    const logDir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-canary-"));
+    const logFile = path.join(logDir, "log.ndjson");
+    const proxy = await startTestProxy({ logFile, proxyAuth: `wiretap:${configured}` });
+    try {
+      const basic = (password: string) => `Basic ${Buffer.from(`wiretap:${password}`).toString("base64")}`;
+      const refused = await rawProxyExchange(
+        proxy,
+        `CONNECT 127.0.0.1:${up.httpsPort} HTTP/1.1\r\nHost: 127.0.0.1:${up.httpsPort}\r\nProxy-Authorization: ${basic(wrong)}\r\n\r\n`,
+      );
+      expect(refused.toString("latin1")).toMatch(/^HTTP\/1\.1 407/);
+      const plainWrong = await rawProxyExchange(
+        proxy,
+        `GET http://127.0.0.1:${up.httpPort}/plain HTTP/1.1\r\nHost: 127.0.0.1:${up.httpPort}\r\nProxy-Authorization: ${basic(wrong)}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(plainWrong.toString("latin1")).toMatch(/^HTTP\/1\.1 407/);
+      const agent = new ProxyAgent({ uri: proxy.url, requestTls: { ca: proxy.caPem }, token: basic(configured) });
+      const ok = await fetch(`https://127.0.0.1:${up.httpsPort}/anything`, { dispatcher: agent });
+      expect(ok.status).toBe(200);
+      await ok.arrayBuffer();
+      await agent.close();
+      await proxy.waitForRecords((r) => r.event === "refused" && r.status === 407, 2, { what: "refused 407 records" });
+      await proxy.waitForRecord((r) => r.event === "http", { what: "http record" });
+      await proxy.stop();
+      const text = await readFile(logFile, "utf8");
+      for (const canary of [configured, wrong]) {
+        expect(text).not.toContain(canary);
+        expect(text).not.toContain(Buffer.from(`wiretap:${canary}`).toString("base64"));
+      }
+    } finally {
+      await proxy.stop();
+      await up.close();
+      await rm(logDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("credentials removed by value", () => {
   it("collects the credentials a request's headers carried, Basic passwords included", () => {
     const secret = `canary-${rand()}`;

@@ -60,14 +60,17 @@ describe("2024-11-05 HTTP+SSE, Python-style endpoint", () => {
     });
     upstream.route("POST", "/py/sse", (req, res) => {
       expect(req.url).toBe("/py/sse?session_id=abc123");
-      accepted(res);
       const msg = req.json as { id?: number; method: string };
-      if (msg.id === undefined) return;
-      const result =
-        msg.method === "initialize"
-          ? { protocolVersion: "2024-11-05", capabilities: { tools: {} }, serverInfo: { name: "py-scripted", version: "1.0" } }
-          : { content: [{ type: "text", text: "done" }] };
-      setTimeout(() => stream!.write(`event: message\r\ndata: ${JSON.stringify(rpcResult(msg.id!, result))}\r\n\r\n`), 20);
+      if (msg.id === undefined) return accepted(res);
+      if (msg.method === "initialize") {
+        accepted(res);
+        const result = { protocolVersion: "2024-11-05", capabilities: { tools: {} }, serverInfo: { name: "py-scripted", version: "1.0" } };
+        setTimeout(() => stream!.write(`event: message\r\ndata: ${JSON.stringify(rpcResult(msg.id!, result))}\r\n\r\n`), 20);
+        return;
+      }
+      // A fast server: the answer is on the stream before the POST's own 202.
+      stream!.write(`event: message\r\ndata: ${JSON.stringify(rpcResult(msg.id, { content: [{ type: "text", text: "done" }] }))}\r\n\r\n`);
+      setTimeout(() => accepted(res), 20);
     });
 
     const getUrl = `${upstream.url}/py/sse`;
@@ -105,8 +108,10 @@ describe("2024-11-05 HTTP+SSE, Python-style endpoint", () => {
     const call = only(rpcs.filter((r) => r.kind === "request" && r.method === "tools/call"), "tools/call request");
     const answer = only(rpcs.filter((r) => r.kind === "response" && r.id === 1), "tools/call response");
     expect(answer).toMatchObject({ method: "tools/call", tool: "lookup", direction: "server_to_client" });
-    expect(answer.latencyMs as number).toBeGreaterThanOrEqual(15);
+    expect(answer.latencyMs as number).toBeGreaterThanOrEqual(0);
     expect(answer.flow).not.toBe(call.flow); // answered on the GET stream
+    const init = only(rpcs.filter((r) => r.kind === "response" && r.id === 0), "initialize response");
+    expect(init.latencyMs as number).toBeGreaterThanOrEqual(15);
     const start = only(records.filter((r) => r.event === "session" && r.phase === "start" && r.session === session), "session start");
     expect(start).toMatchObject({ transport: "http+sse", protocolVersion: "2024-11-05", clientInfo: { name: "raw-legacy" }, serverInfo: { name: "py-scripted" } });
     expect(rpcs.filter((r) => r.kind === "unanswered" || r.kind === "invalid")).toEqual([]);
@@ -205,6 +210,71 @@ describe("2025-06-18 MCP-Protocol-Version header", () => {
     const [req, res] = await proxy.waitForRecords((x) => isRpc(x) && x.path === "/v0618/mcp", 2, { what: "2025-06-18 records" });
     expect(req).toMatchObject({ kind: "request", protocolVersion: "2025-06-18", session: "s-0618", method: "tools/list" });
     expect(res).toMatchObject({ kind: "response", protocolVersion: "2025-06-18", session: "s-0618", method: "tools/list", id: 5 });
+  });
+});
+
+describe("2025-06-18 server requests on the GET stream, and cancellation", () => {
+  it("matches a client's POSTed answer to the server's request, apart from the client's own request with the same id", async () => {
+    let stream: ServerResponse | undefined;
+    upstream.route("GET", "/srv/mcp", (_req, res) => {
+      sseHead(res);
+      stream = res;
+    });
+    upstream.route("POST", "/srv/mcp", (req, res) => {
+      const msg = req.json as { id?: number; method?: string };
+      if (msg.method === undefined) return accepted(res); // the client's answer
+      json(res, rpcResult(msg.id!, { tools: [] }));
+    });
+    const url = `${upstream.url}/srv/mcp`;
+    const headers = { "mcp-session-id": "sess-srv", "mcp-protocol-version": "2025-06-18" };
+    const controller = new AbortController();
+    const get = await client.get(url, headers, controller.signal);
+    const reader = get.body!.getReader();
+    await waitUntil(() => stream !== undefined, { what: "the GET stream" });
+    stream!.write(sseEvent(request(0, "elicitation/create", { message: "Proceed?", requestedSchema: { type: "object", properties: {} } }), { event: "message", id: "g1" }));
+    await readUntil(reader, (t) => t.includes("elicitation/create"));
+    // The client's own request 0, then its answer to the server's request 0.
+    await (await client.post(url, request(0, "tools/list"), headers)).json();
+    const answered = await client.post(url, rpcResult(0, { action: "accept", content: {} }), headers);
+    expect(answered.status).toBe(202);
+    await answered.arrayBuffer();
+    controller.abort();
+    await reader.cancel().catch(() => undefined);
+
+    await proxy.waitForRecords((r) => isRpc(r) && r.path === "/srv/mcp" && r.kind === "response", 2, { what: "both responses" });
+    const rpcs = rpcOn(await proxy.records(), "/srv/mcp");
+    const fromClient = only(rpcs.filter((r) => r.kind === "response" && r.direction === "client_to_server"), "client's answer");
+    const fromServer = only(rpcs.filter((r) => r.kind === "response" && r.direction === "server_to_client"), "server's answer");
+    expect(fromClient).toMatchObject({ id: 0, method: "elicitation/create", session: "sess-srv", protocolVersion: "2025-06-18" });
+    expect(fromServer).toMatchObject({ id: 0, method: "tools/list", session: "sess-srv" });
+    for (const r of [fromClient, fromServer]) expect(typeof r.latencyMs).toBe("number");
+    expect(rpcs.filter((r) => r.kind === "unanswered")).toEqual([]);
+  });
+
+  it("links notifications/cancelled to its request, which is then not reported unanswered", async () => {
+    let held: ServerResponse | undefined;
+    upstream.route("POST", "/cancel/mcp", (req, res) => {
+      const msg = req.json as { id?: number; method: string };
+      if (msg.id === undefined) return accepted(res);
+      sseHead(res);
+      res.write(sseEvent(notification("notifications/message", { level: "info", data: "begun" })));
+      held = res;
+    });
+    const url = `${upstream.url}/cancel/mcp`;
+    const headers = { "mcp-session-id": "sess-cancel", "mcp-protocol-version": "2025-06-18" };
+    const r = await client.post(url, request(9, "tools/call", { name: "long", arguments: {} }), headers);
+    const reader = r.body!.getReader();
+    await readUntil(reader, (t) => t.includes("begun"));
+    const c = await client.post(url, notification("notifications/cancelled", { requestId: 9, reason: "user pressed stop" }), headers);
+    expect(c.status).toBe(202);
+    await c.arrayBuffer();
+    held!.end(); // the server gives up on the stream without a response, as the spec allows
+    await readUntil(reader, () => false).catch(() => undefined);
+    const cancel = await proxy.waitForRecord((x) => isRpc(x) && x.path === "/cancel/mcp" && x.method === "notifications/cancelled", { what: "cancel" });
+    expect(cancel).toMatchObject({ kind: "notification", direction: "client_to_server", related: { id: 9, method: "tools/call", tool: "long" } });
+    await proxy.waitForRecord((x) => x.event === "http" && x.path === "/cancel/mcp" && x.status === 200, { what: "POST http record" });
+    await sleep(30);
+    expect(rpcOn(await proxy.records(), "/cancel/mcp").filter((x) => x.kind === "unanswered")).toEqual([]);
   });
 });
 

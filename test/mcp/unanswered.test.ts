@@ -277,6 +277,29 @@ describe("McpTracker", () => {
     expect(rpc.filter((e) => e.kind === "unanswered")).toEqual([]);
   });
 
+  it("keeps the session table bounded, for sessions started and sessions first seen mid-way alike", () => {
+    const rpc: RpcEvent[] = [];
+    const sessions: SessionRecord[] = [];
+    const tracker = new McpTracker({ rpc: (e) => rpc.push(e), session: (r) => sessions.push(r) }, { maxPending: 100, maxSessions: 2 });
+    // Mid-way sessions (the proxy never saw their initialize): e.g. a client inventing Mcp-Session-Id values.
+    for (const s of ["m1", "m2", "m3", "m4"]) tracker.message(ctx(s, "client_to_server"), { jsonrpc: "2.0", method: "notifications/initialized" }, 10);
+    expect(tracker.sessions.all().map((x) => x.session)).toEqual(["m3", "m4"]);
+    // Sessions started by an initialize.
+    for (const s of ["i1", "i2", "i3"]) {
+      tracker.message({ ...ctx(null, "client_to_server", `init-${s}`) }, request(1, "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "c", version: "0" } }), 10);
+      tracker.message({ ...ctx(null, "server_to_client", `init-${s}`), assignedSession: s }, rpcResult(1, { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } }), 10);
+    }
+    expect(tracker.sessions.all().map((x) => x.session)).toEqual(["i2", "i3"]);
+    const evicted = sessions.filter((r) => r.phase === "end").map((r) => [r.session, r.reason]);
+    expect(evicted).toEqual([
+      ["m1", "evicted"],
+      ["m2", "evicted"],
+      ["m3", "evicted"],
+      ["m4", "evicted"],
+      ["i1", "evicted"],
+    ]);
+  });
+
   it("reports pending requests at close with reason proxy stopped, and ends the sessions", () => {
     const { rpc, sessions, tracker } = collect(100);
     tracker.message(ctx("A", "client_to_server"), request(9, "prompts/get", { name: "p" }), 10);

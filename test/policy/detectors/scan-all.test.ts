@@ -135,7 +135,7 @@ describe("scanAll", () => {
         const findings = scanAll(value, ALL);
         for (const finding of findings) expect(finding.path === "" || finding.path.startsWith("/")).toBe(true);
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
@@ -148,7 +148,7 @@ describe("scanAll", () => {
         const stripped = stripHidden(text);
         expect(stripHidden(stripped)).toBe(stripped);
       }),
-      { numRuns: 500 },
+      { numRuns: 300 },
     );
   });
 
@@ -164,29 +164,17 @@ describe("scanAll", () => {
     );
   });
 
-  it("stays fast on hostile 1 MB strings", () => {
-    const hostile = [
-      "a".repeat(1_000_000),
-      "1".repeat(1_000_000),
-      "4111 ".repeat(200_000),
-      "a@".repeat(500_000),
-      "a.".repeat(500_000) + "@",
-      "sk-".repeat(330_000),
-      "-----BEGIN PRIVATE KEY-----".repeat(37_000),
-      "+1 ".repeat(330_000),
-      "\u001b]".repeat(500_000),
-      "\u200B".repeat(1_000_000),
-      "ignore all ".repeat(90_000),
-      "do not tell ".repeat(80_000),
-      "eyJhbGciOiJIUzI1NiJ9.".repeat(45_000),
-      "Bearer ".repeat(140_000),
-      "x://a:".repeat(160_000),
-      "~/.ssh ".repeat(140_000),
+  it("stays linear on hostile 512 KB strings (a backtracking blow-up would take minutes)", () => {
+    const size = 512 * 1024;
+    const units = [
+      "a", "1", "4111 ", "a@", "a.", "sk-", "-----BEGIN PRIVATE KEY-----", "+1 ", "\u001b]", "\u200B", "DE89 ", "AKIA",
+      "ignore all ", "do not tell ", "eyJhbGciOiJIUzI1NiJ9.", "Bearer ", "x://a:", "~/.ssh ", "when you call a_b ", "send it ",
     ];
-    for (const text of hostile) {
+    for (const unit of units) {
+      const text = unit.repeat(Math.ceil(size / unit.length));
       const started = performance.now();
       scanAll({ text }, ALL);
-      expect(performance.now() - started, JSON.stringify(text.slice(0, 20))).toBeLessThan(1500);
+      expect(performance.now() - started, JSON.stringify(unit)).toBeLessThan(3000);
     }
   });
 });

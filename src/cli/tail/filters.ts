@@ -1,0 +1,132 @@
+import { globToRegExp } from "../../util/glob.js";
+
+export type LogRecord = Record<string, unknown>;
+
+export const DECISIONS = ["allow", "flag", "deny"] as const;
+export type DecisionAction = (typeof DECISIONS)[number];
+
+/**
+ * What `tail` and `export` select. Each list is a set of alternatives (any may match); the lists given are
+ * all required. Every value may also be a comma-separated list (`--tool echo,get-sum` = `--tool echo --tool
+ * get-sum`). A record without the field a filter looks at does not match that filter.
+ */
+export interface RecordFilters {
+  /** Globs on the destination `host:port` or its host alone (`*.example.com`). */
+  server?: string[];
+  /** Prefixes of the session id (of a legacy session also its `sessionId` value). */
+  session?: string[];
+  /** Globs on the JSON-RPC method (of a progress or cancel notification also the request's method). */
+  method?: string[];
+  /** Globs on the tool name (of a progress or cancel notification also the request's tool). */
+  tool?: string[];
+  /** Policy decisions. */
+  decision?: DecisionAction[];
+}
+
+/** `["a,b", "c"]` → `["a", "b", "c"]`, blanks dropped. */
+export function splitList(values: readonly string[] | undefined): string[] {
+  return (values ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+}
+
+export function hasFilters(f: RecordFilters): boolean {
+  return [f.server, f.session, f.method, f.tool, f.decision].some((list) => list !== undefined && list.length > 0);
+}
+
+/** The predicate for `filters`; with none given, every record matches. */
+export function compileFilters(filters: RecordFilters): (record: LogRecord) => boolean {
+  const checks: ((r: LogRecord) => boolean)[] = [];
+  const servers = splitList(filters.server).map(globToRegExp);
+  if (servers.length > 0) {
+    checks.push((r) => {
+      const server = serverOf(r);
+      if (server === null) return false;
+      const host = hostOf(server);
+      return servers.some((re) => re.test(server) || re.test(host));
+    });
+  }
+  const sessions = splitList(filters.session);
+  if (sessions.length > 0) {
+    checks.push((r) => {
+      const ids = sessionIdsOf(r);
+      return ids.some((id) => sessions.some((prefix) => id.startsWith(prefix)));
+    });
+  }
+  const methods = splitList(filters.method).map(globToRegExp);
+  if (methods.length > 0) {
+    checks.push((r) => {
+      if (r.event !== "rpc") return false;
+      const candidates = [str(r.method), str(related(r)?.method)].filter((m): m is string => m !== null);
+      return candidates.some((m) => methods.some((re) => re.test(m)));
+    });
+  }
+  const tools = splitList(filters.tool).map(globToRegExp);
+  if (tools.length > 0) {
+    checks.push((r) => {
+      if (r.event !== "rpc") return false;
+      const candidates = [str(r.tool), str(related(r)?.tool)].filter((t): t is string => t !== null);
+      return candidates.some((t) => tools.some((re) => re.test(t)));
+    });
+  }
+  const decisions = new Set(splitList(filters.decision).map((d) => d.toLowerCase()));
+  if (decisions.size > 0) {
+    checks.push((r) => {
+      const action = str((r.decision as LogRecord | undefined)?.action);
+      return action !== null && decisions.has(action);
+    });
+  }
+  return (record) => checks.every((check) => check(record));
+}
+
+/** The destination a record is about: `server`, or the `target` of a refused CONNECT. */
+export function serverOf(r: LogRecord): string | null {
+  return str(r.server) ?? str(r.target);
+}
+
+/** `host:port` → host (IPv6 `[::1]:443` → `::1`). */
+export function hostOf(server: string): string {
+  const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(server);
+  if (bracketed) return bracketed[1]!;
+  const colon = server.lastIndexOf(":");
+  return colon > 0 && server.indexOf(":") === colon ? server.slice(0, colon) : server;
+}
+
+/**
+ * The session ids a record carries: its `session` (and for a legacy endpoint like
+ * `/message?sessionId=abc` also `abc`), or an http record's `Mcp-Session-Id` request header.
+ */
+export function sessionIdsOf(r: LogRecord): string[] {
+  const ids: string[] = [];
+  const session = str(r.session) ?? str(header(r.requestHeaders, "mcp-session-id"));
+  if (session !== null) {
+    ids.push(session);
+    const legacy = legacySessionId(session);
+    if (legacy !== null) ids.push(legacy);
+  }
+  return ids;
+}
+
+/** The `sessionId` (or `session_id`) query value of a legacy endpoint path. */
+export function legacySessionId(session: string): string | null {
+  const q = session.indexOf("?");
+  if (q < 0) return null;
+  const params = new URLSearchParams(session.slice(q + 1));
+  return params.get("sessionId") ?? params.get("session_id") ?? params.get("session");
+}
+
+export function header(headers: unknown, name: string): string | undefined {
+  if (headers === null || typeof headers !== "object") return undefined;
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (key.toLowerCase() !== name) continue;
+    if (typeof value === "string") return value;
+    if (Array.isArray(value)) return value.map(String).join(", ");
+  }
+  return undefined;
+}
+
+function related(r: LogRecord): LogRecord | undefined {
+  return r.related !== null && typeof r.related === "object" ? (r.related as LogRecord) : undefined;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}

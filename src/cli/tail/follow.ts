@@ -1,0 +1,161 @@
+import { watch, type FSWatcher } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { LineSplitter } from "./reader.js";
+
+export const DEFAULT_POLL_MS = 200;
+const CHUNK_BYTES = 64 * 1024;
+
+export interface FileLinesOptions {
+  /** Keep reading as the file grows, like `tail -F` (default: stop at the end of the file). */
+  follow?: boolean;
+  /** How often the file is checked when following (ms); fs.watch only wakes the loop earlier. */
+  pollMs?: number;
+  /** Stops following (the generator returns). */
+  signal?: AbortSignal;
+  /** Rotation, truncation, waiting for the file: one sentence each, for stderr. */
+  onNotice?: (message: string) => void;
+  /** Called once, the first time everything in the file has been read. */
+  onCaughtUp?: () => void;
+}
+
+export class FileReadError extends Error {}
+
+/**
+ * The lines of a file. With `follow`, keeps going like `tail -F`: new lines as they are appended; when the
+ * name is given to another file (rotation by rename or replace: the inode changes), the rest of the old file
+ * and then the new file from its start; when the file shrinks (truncated), again from its start. Polls every
+ * `pollMs` (fs.watch on the folder, where available, only wakes it sooner), so a truncation followed by
+ * growth past the old size within one interval is not noticed — the limitation `tail -F` has too.
+ * Without `follow`, a missing or unreadable file is a FileReadError; with it, the name is waited for.
+ */
+export async function* fileLines(file: string, opts: FileLinesOptions = {}): AsyncGenerator<string> {
+  const follow = opts.follow ?? false;
+  const pollMs = Math.max(10, opts.pollMs ?? DEFAULT_POLL_MS);
+  const notice = opts.onNotice ?? (() => undefined);
+  const splitter = new LineSplitter();
+  const buffer = Buffer.alloc(CHUNK_BYTES);
+  let handle: FileHandle | null = null;
+  let identity: { dev: number; ino: number } | null = null;
+  let position = 0;
+  let caughtUp = false;
+  let waitingNoticed = false;
+
+  const wake = new Waker();
+  let watcher: FSWatcher | null = null;
+  if (follow) {
+    try {
+      const base = path.basename(file);
+      watcher = watch(path.dirname(path.resolve(file)), { persistent: false }, (_event, name) => {
+        if (name === null || name === base) wake.wake();
+      });
+      watcher.on("error", () => undefined);
+    } catch {
+      watcher = null; // no inotify here: polling alone
+    }
+  }
+  const onAbort = (): void => wake.wake();
+  opts.signal?.addEventListener("abort", onAbort);
+
+  /** Reads what the open file has beyond `position`; returns its complete lines. */
+  const readAvailable = async (): Promise<string[]> => {
+    const lines: string[] = [];
+    for (;;) {
+      const { bytesRead } = await handle!.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) return lines;
+      position += bytesRead;
+      lines.push(...splitter.push(buffer.subarray(0, bytesRead)));
+    }
+  };
+
+  try {
+    while (!opts.signal?.aborted) {
+      if (handle === null) {
+        try {
+          handle = await open(file, "r");
+          const s = await handle.stat();
+          identity = { dev: s.dev, ino: s.ino };
+          position = 0;
+          splitter.reset();
+          if (waitingNoticed) notice(`${file} appeared; following it`);
+          waitingNoticed = false;
+        } catch (err) {
+          await handle?.close().catch(() => undefined);
+          handle = null;
+          if (!follow) throw new FileReadError(`cannot read ${file}: ${(err as Error).message}`);
+          if (!waitingNoticed) notice(`${file}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file yet" : (err as Error).message}; waiting for it`);
+          waitingNoticed = true;
+          await wake.wait(pollMs);
+          continue;
+        }
+      }
+      const lines = await readAvailable();
+      yield* lines;
+      if (!follow) {
+        yield* splitter.flush();
+        return;
+      }
+      if (!caughtUp) {
+        caughtUp = true;
+        opts.onCaughtUp?.();
+      }
+      // Which file has the name now?
+      let current: { dev: number; ino: number; size: number } | null = null;
+      try {
+        const s = await stat(file);
+        current = { dev: s.dev, ino: s.ino, size: s.size };
+      } catch {
+        current = null; // renamed away, not yet replaced: keep reading the old file meanwhile
+      }
+      if (current !== null && (current.dev !== identity!.dev || current.ino !== identity!.ino)) {
+        // Rotated: the rest of the old file (a writer may still have appended to it), then the new one.
+        yield* await readAvailable();
+        yield* splitter.flush();
+        await handle.close().catch(() => undefined);
+        handle = null;
+        notice(`${file} was replaced; following the new file from its start`);
+        continue;
+      }
+      if (current !== null && current.size < position) {
+        notice(`${file} was truncated; reading it again from its start`);
+        position = 0;
+        splitter.reset();
+        continue;
+      }
+      if (lines.length === 0) await wake.wait(pollMs);
+    }
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+    watcher?.close();
+    wake.wake();
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/** A sleep that something else can cut short. */
+class Waker {
+  private pending: (() => void) | null = null;
+  private woken = false;
+
+  wait(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.pending = null;
+        resolve();
+      }
+      this.pending = done;
+    });
+  }
+
+  wake(): void {
+    if (this.pending) this.pending();
+    else this.woken = true;
+  }
+}

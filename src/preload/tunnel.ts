@@ -1,0 +1,86 @@
+/**
+ * Opening a CONNECT tunnel through an HTTP(S) proxy, for the preload's fetch dispatcher and http/https
+ * agents. Part of the preload: runs on Node 20, imports nothing from the rest of the package.
+ */
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import tls from "node:tls";
+
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** `host:port`, with brackets around an IPv6 address. */
+export function authorityOf(host: string, port: number): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  return `${net.isIPv6(bare) ? `[${bare}]` : bare}:${port}`;
+}
+
+/** The `Proxy-Authorization` value for credentials in the proxy URL, if any. */
+export function proxyAuthorization(proxy: URL): string | undefined {
+  if (!proxy.username && !proxy.password) return undefined;
+  const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return `Basic ${Buffer.from(credentials, "utf8").toString("base64")}`;
+}
+
+/** Resolves with a socket connected (through the proxy) to `host:port`; the socket carries no TLS yet. */
+export function openTunnel(proxy: URL, host: string, port: number, timeoutMs = CONNECT_TIMEOUT_MS): Promise<net.Socket> {
+  const authority = authorityOf(host, port);
+  const secureProxy = proxy.protocol === "https:";
+  const headers: Record<string, string> = { host: authority };
+  const authorization = proxyAuthorization(proxy);
+  if (authorization) headers["proxy-authorization"] = authorization;
+  return new Promise((resolve, reject) => {
+    const req = (secureProxy ? https : http).request({
+      host: proxy.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: Number(proxy.port) || (secureProxy ? 443 : 80),
+      method: "CONNECT",
+      path: authority,
+      headers,
+      agent: false,
+    });
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(new Error(`proxy ${proxy.host} did not answer CONNECT ${authority} within ${timeoutMs} ms`)), timeoutMs);
+    req.once("connect", (res: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+      if (settled) {
+        socket.destroy();
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        reject(new Error(`proxy ${proxy.host} answered ${res.statusCode} ${res.statusMessage ?? ""} to CONNECT ${authority}`.trimEnd()));
+        return;
+      }
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket);
+    });
+    req.once("error", (err) => fail(new Error(`proxy ${proxy.host}: CONNECT ${authority} failed: ${err.message}`)));
+    req.end();
+  });
+}
+
+/** TLS over `socket` to `host`; resolves once the handshake is done. */
+export function secureOver(socket: net.Socket, host: string, servername: string | undefined): Promise<tls.TLSSocket> {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  const name = servername || (net.isIP(bare) ? undefined : bare);
+  return new Promise((resolve, reject) => {
+    const secure = tls.connect({ socket, host: bare, servername: name, ALPNProtocols: ["http/1.1"] });
+    const onError = (err: Error): void => {
+      secure.destroy();
+      reject(err);
+    };
+    secure.once("error", onError);
+    secure.once("secureConnect", () => {
+      secure.off("error", onError);
+      resolve(secure);
+    });
+  });
+}
