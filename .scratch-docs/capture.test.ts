@@ -82,11 +82,31 @@ it("captures", async () => {
     const t = await tlsThroughTunnel(socket, "localhost", mcp.caPem);
     await rawRequest(t, `GET /bytes?n=10 HTTP/1.1\r\nHost: localhost:${plain.port}\r\nConnection: close\r\n\r\n`);
   }
-  // websocket
+  // websocket + echoed credentials + failed refresh
   {
-    const ws = await import("ws");
-    const server = new ws.WebSocketServer({ noServer: true });
-    up.route("GET", "/ws", () => undefined);
+    const https = await import("node:https");
+    const { testPki } = await import("../test/helpers/test-pki.js");
+    const pki = testPki();
+    const srv = https.createServer({ cert: pki.serverCertPem, key: pki.serverKeyPem }, (req, res) => {
+      req.resume();
+      req.on("end", () => {
+        if (req.url === "/token") { const b = JSON.stringify({ error: "invalid_grant", error_description: "refresh token rt-8xZq2LmN0pQ expired" }); res.writeHead(400, { "content-type": "application/json", "content-length": String(b.length) }); return res.end(b); }
+        res.writeHead(401, { "content-type": "application/json", "content-length": "2", "www-authenticate": `Bearer error="invalid_token", error_description="token eyJhbGciOi-not-a-jwt-8xZq expired"` });
+        res.end("{}");
+      });
+    });
+    srv.on("upgrade", (_req, socket) => socket.end("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"));
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+    const port = (srv.address() as any).port;
+    await (await fetch(`https://127.0.0.1:${port}/mcp`, { method: "POST", dispatcher: agent, headers: { authorization: "Bearer eyJhbGciOi-not-a-jwt-8xZq", cookie: "sid=8f14e45fceea167a5a36dedd4bea2543; theme=dark", "x-api-key": "sk-live-51HxYzAbCdEf", "content-type": "application/json", "mcp-protocol-version": "2025-06-18" }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' })).arrayBuffer();
+    await (await fetch(`https://127.0.0.1:${port}/token`, { method: "POST", dispatcher: agent, headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=refresh_token&refresh_token=rt-8xZq2LmN0pQ&client_id=c-123" })).arrayBuffer();
+    const { socket } = await openTunnel(proxy, `127.0.0.1:${port}`);
+    const t = await tlsThroughTunnel(socket, "127.0.0.1", proxy.caPem);
+    const done = readAll(t);
+    t.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    await done;
+    await new Promise((r) => setTimeout(r, 200));
+    srv.closeAllConnections(); srv.close();
   }
   // client TLS error
   if (hasCurl) await curl(["-sS", "-x", proxy.url, `https://127.0.0.1:${up.port}/mcp`]);
@@ -113,5 +133,11 @@ it("captures", async () => {
   await new Promise((r) => setTimeout(r, 300));
   await p2.stop();
   await copyFile(logB, "/tmp/capture-b.ndjson");
+  const logC = path.join(dir, "c.ndjson");
+  const p3 = await startTestProxy({ logFile: logC, proxyAuth: "wiretap:letmein-123" });
+  await rawProxyExchange(p3, `CONNECT 127.0.0.1:${up.port} HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic ${Buffer.from("wiretap:wrong").toString("base64")}\r\n\r\n`);
+  await new Promise((r) => setTimeout(r, 200));
+  await p3.stop();
+  await copyFile(logC, "/tmp/capture-c.ndjson");
   await up.close(); await mcp.close(); await plain.close(); await bad.close();
 });

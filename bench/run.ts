@@ -230,6 +230,13 @@ async function main(): Promise<void> {
   const origin = `https://${host}:${upstream.main.port}`;
   if (host !== "localhost") results.notes.push("localhost does not resolve to 127.0.0.1 here: the main upstream was addressed as 127.0.0.1 (no SNI)");
 
+  const busy = os.loadavg()[0] ?? 0;
+  if (busy > os.cpus().length * 0.5) {
+    results.notes.push(
+      `the machine was busy when the run started (1-minute load average ${busy.toFixed(2)} on ${os.cpus().length} cores): ` +
+        "the bench's client, upstream and proxies shared the CPU with other work; compare figures only within this run",
+    );
+  }
   const wantLogging = options.measures.includes("logging");
   if (wantLogging && !options.paths.includes("mcp-wiretap")) results.logging = { skipped: "mcp-wiretap not selected" };
   for (const [i, name] of options.paths.entries()) {

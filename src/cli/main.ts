@@ -10,6 +10,10 @@ import { ExplainInputError, policyCheckCommand, policyExplainCommand, type Expla
 import { VERSION } from "./package-info.js";
 import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
 import { startCommand, StartError } from "./start.js";
+import { registerRunCommand } from "./run.js";
+import { registerEnvCommand } from "./env-command.js";
+import { registerTailCommand } from "./tail/command.js";
+import { registerExportCommand } from "./har/command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -68,6 +72,10 @@ export function buildProgram(): Command {
     .addOption(caDirOption())
     .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
     .action((server: string, tools: string[], o: { caDir: string; pins?: string }) => pinsApproveCommand(server, tools, o));
+  registerTailCommand(program);
+  registerExportCommand(program);
+  registerRunCommand(program);
+  registerEnvCommand(program);
   return program;
 }
 

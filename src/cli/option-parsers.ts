@@ -28,3 +28,13 @@ export function collect(value: string, previous: string[] = []): string[] {
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
+
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+
+/** "100M", "512k", "1G" or plain bytes. */
+export function parseSize(value: string): number {
+  const m = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || Number(m[1]) < 1) throw new InvalidArgumentError("must be a size like 100M, 512k, 1G or a number of bytes.");
+  return Number(m[1]) * unit;
+}

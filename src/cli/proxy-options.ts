@@ -1,6 +1,8 @@
 import { Option, type Command } from "commander";
 import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
-import { collect, parseListenHost, parsePort, parsePositiveInt } from "./option-parsers.js";
+import { collect, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
+
+const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES, type StartOptions } from "./start.js";
 
@@ -15,6 +17,9 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaults.port).argParser(parsePort))
     .addOption(caDirOption())
     .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
+    .addOption(new Option("--log-max-size <size>", "rotate the log file past this size (e.g. 100M); 0 never").default(100 * 1024 * 1024, "100M").argParser(parseSizeOrZero))
+    .addOption(new Option("--log-keep <n>", "rotated log files kept").default(5).argParser(parsePositiveInt))
+    .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
     .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
     .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
@@ -60,5 +65,8 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     maxInspectBytes: o.maxInspectBytes as number,
     proxyAuth: o.proxyAuth as string | undefined,
     reverse: o.reverse as string[],
+    logMaxSize: o.logMaxSize as number,
+    logKeep: o.logKeep as number,
+    keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

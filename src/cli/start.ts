@@ -15,6 +15,7 @@ import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
 import { ProxyAuth, ProxyAuthError } from "../proxy/proxy-auth.js";
+import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, ReverseSpecError, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
@@ -37,6 +38,13 @@ export interface StartOptions {
   proxyAuth?: string;
   /** Reverse-mode specs, `[local=]url` (see `--reverse`). */
   reverse?: string[];
+  /** Rotate the log file past this many bytes (0 or absent: never). */
+  logMaxSize?: number;
+  logKeep?: number;
+  /** Without a log file: the descriptor records go to (default 1, stdout). */
+  logFd?: number;
+  /** NSS key-log file for both TLS legs. */
+  keylog?: string;
 }
 
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -63,7 +71,12 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")) });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
-  const sink = createLogSink(opts.logFile ? path.resolve(opts.logFile) : undefined);
+  const sink = createLogSink({
+    ...(opts.logFile ? { file: path.resolve(opts.logFile) } : {}),
+    ...(opts.logMaxSize ? { maxSize: opts.logMaxSize } : {}),
+    ...(opts.logKeep ? { keep: opts.logKeep } : {}),
+    ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
+  });
   const log = sink.logger;
   if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
   if (opts.insecureUpstream) {
@@ -84,6 +97,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     },
     { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
   );
+  const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
@@ -95,6 +109,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     passthrough: opts.passthrough,
     proxyAuth,
     reverse,
+    ...(keylog ? { keylog: keylog.write } : {}),
     decideConnect: (target) => {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;
@@ -122,6 +137,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     passthrough: opts.passthrough,
     policy: { file: policyFile, mode: policyConfig.mode },
     reverse: reverseLines,
+    ...(keylog ? { keylog: keylog.file } : {}),
   });
   process.stderr.write(
     banner({
@@ -141,6 +157,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
+        await keylog?.close();
         log.info({ event: "stop", reason });
         await sink.flush();
       })();

@@ -32,6 +32,8 @@ const MAX_ARRAY_ITEMS = 32;
 const WELL_KNOWN = /(?:^|\/)\.well-known\/(oauth-protected-resource|oauth-authorization-server|openid-configuration)(?:\/|$)/;
 
 const NOTE = "auth";
+/** Longest wait at shutdown for records whose bodies are still being decoded. */
+const CLOSE_GRACE_MS = 1_000;
 
 /** Headers only an MCP request carries: such a POST is JSON-RPC, not OAuth. */
 const MCP_HINTS = ["mcp-session-id", "mcp-protocol-version", "mcp-method"] as const;
@@ -69,6 +71,7 @@ class AuthFlow {
 /** The `auth` addon: register it with the others in `startProxy`. */
 export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Addon {
   const limit = opts.maxBodyBytes ?? DEFAULT_AUTH_MAX_BODY_BYTES;
+  const pending = new Set<Promise<void>>();
   const existing = (ex: Exchange) => ex.notes.get(NOTE) as AuthFlow | undefined;
   const flowOf = (ex: Exchange): AuthFlow => {
     let flow = existing(ex);
@@ -107,8 +110,8 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
     exchangeEnd(ex) {
       const flow = existing(ex);
       if (!flow) return;
-      const pending = [flow.request?.done, flow.response?.done].filter((p): p is Promise<void> => p !== undefined);
-      void Promise.allSettled(pending).then(() => {
+      const decoding = [flow.request?.done, flow.response?.done].filter((p): p is Promise<void> => p !== undefined);
+      const written = Promise.allSettled(decoding).then(() => {
         try {
           const record = authRecord(flow);
           if (record) log[record.level](record.fields);
@@ -117,6 +120,15 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
           log.error({ event: "addon_error", addon: "auth", hook: "exchangeEnd", err: err instanceof Error ? err.name : "error" });
         }
       });
+      pending.add(written);
+      void written.finally(() => pending.delete(written));
+    },
+
+    /** At shutdown: records still being built (bodies still decoding) are written before `stop`. */
+    async close() {
+      // Bounded: a body that never ends must not hold up the shutdown.
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref());
+      await Promise.race([Promise.allSettled([...pending]), grace]);
     },
   };
 }

@@ -95,7 +95,7 @@ export function undiciConnector(settings: EnvProxySettings): UndiciConnector {
     const proxy = proxyFor(settings, secure, opts.hostname, port);
     const raw = proxy ? openTunnel(proxy, opts.hostname, port) : connectDirect(opts.hostname, port);
     raw
-      .then((socket) => (secure ? secureOver(socket, opts.hostname, opts.servername ?? undefined) : socket))
+      .then((socket): Promise<net.Socket> | net.Socket => (secure ? secureOver(socket, opts.hostname, opts.servername ?? undefined) : socket))
       .then(
         (socket) => callback(null, socket),
         (err: Error) => callback(err, null),

@@ -26,6 +26,8 @@ export interface ConnectHandlerOptions {
   refused(event: { client: Peer; target: string; status: number; reason: string }): void;
   clientTlsError(tunnel: TunnelInfo, err: Error): void;
   passthroughEnd(tunnel: TunnelInfo, stats: { bytesUp: number; bytesDown: number; error: string | null }): void;
+  /** Receives the key-log lines of the client leg (--keylog). */
+  keylog?: (line: Buffer) => void;
 }
 
 const TLS_HANDSHAKE = 0x16;
@@ -61,6 +63,7 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
       secureContext: opts.secureContextFor(target.host),
       ALPNProtocols: ["http/1.1"],
     });
+    if (opts.keylog) tlsSocket.on("keylog", opts.keylog);
     const tunnel: TunnelContext = { info, secure: true, clientTls: null };
     tlsSocket.once("secure", () => {
       tunnel.clientTls = tlsSocket.getProtocol() ?? null;

@@ -15,8 +15,8 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     ex.responseBytes += chunk.length;
     taps.data(chunk);
   });
-  upRes.on("end", () => taps.end());
   if (!rewriter) {
+    upRes.on("end", () => taps.end());
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
     // Headers go out now, not with the first body chunk: an SSE stream may stay silent for a long time.
     res.flushHeaders();
@@ -25,9 +25,9 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     });
     upRes.pipe(res);
   } else if (rewriter.kind === "whole") {
-    sendWhole(ex, upRes, res, rewriter);
+    sendWhole(ex, upRes, res, rewriter, taps);
   } else {
-    sendEvents(ex, upRes, res, rewriter);
+    sendEvents(ex, upRes, res, rewriter, taps);
   }
 }
 
@@ -36,6 +36,7 @@ function sendWhole(
   upRes: http.IncomingMessage,
   res: http.ServerResponse,
   rewriter: Extract<NonNullable<ExchangeRecord["responseRewriter"]>, { kind: "whole" }>,
+  taps: TapFanOut,
 ): void {
   const head = ex.response!;
   const chunks: Buffer[] = [];
@@ -53,8 +54,10 @@ function sendWhole(
     for (const c of chunks) res.write(c);
     upRes.pipe(res);
   };
+  // The taps end only once the rewriter has judged the body: the rewriter feeds the decoder itself, and a
+  // decoder ended first would have nothing left to judge.
   const onEnd = async (): Promise<void> => {
-    if (passedThrough) return;
+    if (passedThrough) return taps.end();
     const body = Buffer.concat(chunks);
     let out: Buffer | null = null;
     try {
@@ -62,6 +65,7 @@ function sendWhole(
     } catch {
       out = null;
     }
+    taps.end();
     if (res.destroyed) return;
     const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]);
     const final = out ?? body;
@@ -78,6 +82,7 @@ function sendEvents(
   upRes: http.IncomingMessage,
   res: http.ServerResponse,
   rewriter: Extract<NonNullable<ExchangeRecord["responseRewriter"]>, { kind: "events" }>,
+  taps: TapFanOut,
 ): void {
   const head = ex.response!;
   // Events may change size: the body can no longer keep a content-length.
@@ -116,6 +121,7 @@ function sendEvents(
   upRes.on("end", () => {
     framer.flush();
     drainQueue();
+    taps.end();
     ex.injectNow = null;
     res.end();
   });

@@ -36,6 +36,8 @@ export interface ProxyServerOptions {
   proxyAuth?: ProxyAuth | null;
   /** Reverse mode: local prefixes or ports served as if they were these upstreams. */
   reverse?: ReverseMapping[];
+  /** Key-log lines of both TLS legs (--keylog). */
+  keylog?: (line: Buffer) => void;
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -63,6 +65,7 @@ export class ProxyServer {
       insecure: opts.insecureUpstream,
       connectTimeoutMs: opts.connectTimeoutMs ?? 30_000,
     };
+    if (opts.keylog) this.upstream.httpsAgent.on("keylog", opts.keylog);
     const matchers = opts.passthrough.map(globToRegExp);
     this.isPassthrough = (host) => matchers.some((m) => m.test(host));
     this.engine = new Engine({
@@ -138,6 +141,7 @@ export class ProxyServer {
           return this.isPassthrough(target.host) ? { action: "passthrough" } : { action: "intercept" };
         },
         secureContextFor: (host) => this.opts.secureContextFor(host),
+        ...(this.opts.keylog ? { keylog: this.opts.keylog } : {}),
         serve: (tunnelSocket, tunnel) => {
           this.tunnels.set(tunnelSocket, tunnel);
           this.engine.serveTunnel(tunnelSocket);
@@ -242,6 +246,7 @@ export class ProxyServer {
         durationMs: Date.now() - startedAt,
         ...(stats.error ? { error: stats.error } : {}),
       }),
+      this.opts.keylog,
     );
   }
 

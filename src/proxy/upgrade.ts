@@ -23,12 +23,14 @@ export function forwardUpgrade(
   client: Duplex,
   head: Buffer,
   done: (stats: UpgradeStats) => void,
+  keylog?: (line: Buffer) => void,
 ): void {
   const stats: UpgradeStats = { bytesUp: head.length, bytesDown: 0, error: null, status: null };
   const { host, port } = route.target;
   const upstream = route.secure
     ? tls.connect({ ...tlsOptions, host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ["http/1.1"] })
     : net.connect({ host, port });
+  if (keylog) upstream.on("keylog", keylog);
   let finished = false;
   const finish = (): void => {
     if (finished) return;
@@ -38,7 +40,7 @@ export function forwardUpgrade(
     done(stats);
   };
   upstream.once(route.secure ? "secureConnect" : "connect", () => {
-    upstream.write(requestHead(req, route.path));
+    upstream.write(requestHead(req, route.path, route.hostHeader));
     if (head.length > 0) upstream.write(head);
     client.on("data", (c: Buffer) => (stats.bytesUp += c.length));
     upstream.on("data", (c: Buffer) => {
@@ -61,12 +63,13 @@ export function forwardUpgrade(
   client.on("close", finish);
 }
 
-function requestHead(req: http.IncomingMessage, path: string): string {
+function requestHead(req: http.IncomingMessage, path: string, hostHeader: string | undefined): string {
   let head = `${req.method} ${path} HTTP/${req.httpVersion}\r\n`;
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
     if (/^proxy-/i.test(name)) continue;
-    head += `${name}: ${req.rawHeaders[i + 1]}\r\n`;
+    const value = hostHeader && name.toLowerCase() === "host" ? hostHeader : req.rawHeaders[i + 1];
+    head += `${name}: ${value}\r\n`;
   }
   return `${head}\r\n`;
 }

@@ -30,47 +30,51 @@ describe("mcp-wiretap CLI", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("--version prints the package version", async () => {
-    const result = await runCli(["--version"]);
-    expect(result.code).toBe(0);
-    expect(result.stdout.trim()).toBe(VERSION);
-  });
+  // Independent child processes: run side by side.
+  describe.concurrent("usage", () => {
+    it.concurrent("--version prints the package version", async ({ expect }) => {
+      const result = await runCli(["--version"]);
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim()).toBe(VERSION);
+    });
 
-  it("--help lists the start and ca commands", async () => {
-    const result = await runCli(["--help"]);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Usage: mcp-wiretap/m);
-    expect(result.stdout).toMatch(/^\s+start\b/m);
-    expect(result.stdout).toMatch(/^\s+ca\b/m);
-    const startHelp = await runCli(["start", "--help"]);
-    expect(startHelp.code).toBe(0);
-    for (const flag of ["--host", "--port", "--ca-dir", "--log-file", "--upstream-ca", "--insecure-upstream", "--passthrough", "--grace"]) {
-      expect(startHelp.stdout).toContain(flag);
-    }
-  });
+    it.concurrent("--help lists the start and ca commands", async ({ expect }) => {
+      const [result, startHelp] = await Promise.all([runCli(["--help"]), runCli(["start", "--help"])]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: mcp-wiretap/m);
+      expect(result.stdout).toMatch(/^\s+start\b/m);
+      expect(result.stdout).toMatch(/^\s+ca\b/m);
+      expect(startHelp.code).toBe(0);
+      for (const flag of ["--host", "--port", "--ca-dir", "--log-file", "--upstream-ca", "--insecure-upstream", "--passthrough", "--grace"]) {
+        expect(startHelp.stdout).toContain(flag);
+      }
+    });
 
-  it("an unknown flag exits 2 with a clear message", async () => {
-    const result = await runCli(["--bogus-flag"]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/unknown option '--bogus-flag'/);
-    expect(result.stderr).toContain("--help");
-  });
+    it.concurrent("an unknown flag exits 2 with a clear message", async ({ expect }) => {
+      const result = await runCli(["--bogus-flag"]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/unknown option '--bogus-flag'/);
+      expect(result.stderr).toContain("--help");
+    });
 
-  it("--port abc exits 2 naming the option", async () => {
-    const result = await runCli(["start", "--port", "abc", "--ca-dir", path.join(dir, "unused")]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--port/);
-    expect(result.stderr).toMatch(/port number/);
-    expect(existsSync(path.join(dir, "unused"))).toBe(false);
-  });
+    it.concurrent("--port abc exits 2 naming the option", async ({ expect }) => {
+      const result = await runCli(["start", "--port", "abc", "--ca-dir", path.join(dir, "unused")]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--port/);
+      expect(result.stderr).toMatch(/port number/);
+      expect(existsSync(path.join(dir, "unused"))).toBe(false);
+    });
 
-  it("refuses a non-loopback --host (exit 2), and a missing --upstream-ca file (exit 2)", async () => {
-    const host = await runCli(["start", "--host", "0.0.0.0", "--port", "0", "--ca-dir", path.join(dir, "ca-host")]);
-    expect(host.code).toBe(2);
-    expect(host.stderr).toMatch(/127\.0\.0\.1/);
-    const trust = await runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca-trust"), "--upstream-ca", path.join(dir, "nope.pem")]);
-    expect(trust.code).toBe(2);
-    expect(trust.stderr).toMatch(/--upstream-ca .*nope\.pem: cannot read it/);
+    it.concurrent("refuses a non-loopback --host (exit 2), and a missing --upstream-ca file (exit 2)", async ({ expect }) => {
+      const [host, trust] = await Promise.all([
+        runCli(["start", "--host", "0.0.0.0", "--port", "0", "--ca-dir", path.join(dir, "ca-host")]),
+        runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca-trust"), "--upstream-ca", path.join(dir, "nope.pem")]),
+      ]);
+      expect(host.code).toBe(2);
+      expect(host.stderr).toMatch(/127\.0\.0\.1/);
+      expect(trust.code).toBe(2);
+      expect(trust.stderr).toMatch(/--upstream-ca .*nope\.pem: cannot read it/);
+    });
   });
 
   it("ca path prints the absolute path of the CA certificate and creates the key 0600", async () => {
@@ -91,7 +95,10 @@ describe("mcp-wiretap CLI", () => {
 
   it("ca show prints subject, validity and a SHA-256 fingerprint that matches the file", async () => {
     const caDir = path.join(dir, "ca");
-    const result = await runCli(["ca", "show", "--ca-dir", caDir]);
+    const [result, json] = await Promise.all([
+      runCli(["ca", "show", "--ca-dir", caDir]),
+      runCli(["ca", "show", "--json", "--ca-dir", caDir]),
+    ]);
     expect(result.code).toBe(0);
     const cert = new X509Certificate(readFileSync(path.join(caDir, "ca.pem")));
     const field = (name: string) => new RegExp(`^${name}:\\s+(.+)$`, "m").exec(result.stdout)?.[1];
@@ -101,7 +108,6 @@ describe("mcp-wiretap CLI", () => {
     expect(new Date(field("Not before")!).getTime()).toBe(new Date(cert.validFrom).getTime());
     expect(new Date(field("Not after")!).getTime()).toBe(new Date(cert.validTo).getTime());
 
-    const json = await runCli(["ca", "show", "--json", "--ca-dir", caDir]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ fingerprint256: cert.fingerprint256, certPath: path.join(caDir, "ca.pem") });
 

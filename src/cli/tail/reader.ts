@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 
 /** A line longer than this (UTF-16 units) is handed on in pieces rather than buffered without bound. */
@@ -48,7 +47,7 @@ function stripCr(line: string): string {
 }
 
 /** Every line of a stream (stdin), until it ends; a last line without a newline included. */
-export async function* streamLines(stream: Readable): AsyncGenerator<string> {
+export async function* streamLines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   const splitter = new LineSplitter();
   for await (const chunk of stream) yield* splitter.push(chunk as Buffer | string);
   yield* splitter.flush();

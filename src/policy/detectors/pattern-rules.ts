@@ -52,7 +52,8 @@ class ClaimedSpans {
  * Runs the rules over one text and gives one finding per type: the first match's description,
  * plus a count when the same type matched more than once.
  */
-export function matchRules(text: string, rules: readonly PatternRule[], claimed = new ClaimedSpans()): TextFinding[] {
+export function matchRules(text: string, rules: readonly PatternRule[]): TextFinding[] {
+  const claimed = new ClaimedSpans();
   const byType = new Map<string, { detail: string; count: number }>();
   for (const rule of rules) {
     const pattern = rule.pattern;
@@ -80,8 +81,6 @@ export function matchRules(text: string, rules: readonly PatternRule[], claimed 
   }));
 }
 
-export { ClaimedSpans };
-
 /** "AKIA…(20 chars)": shows only a prefix that is public by construction (the token's fixed marker). */
 export function redactedHint(token: string, visiblePrefix: number): string {
   return `${token.slice(0, visiblePrefix)}…(${token.length} chars)`;
@@ -89,6 +88,8 @@ export function redactedHint(token: string, visiblePrefix: number): string {
 
 /** At most `max` characters, whitespace collapsed, for quoting non-secret text in a detail. */
 export function quote(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  const flat = text.slice(0, max * 4).replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const cut = /[\uD800-\uDBFF]/.test(flat[max - 2]!) ? max - 2 : max - 1; // not between a surrogate pair
+  return `${flat.slice(0, cut)}…`;
 }

@@ -42,7 +42,7 @@ const SENSITIVE_PATH = new RegExp(
   [
     String.raw`(?:~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh\b(?:[\\/][\w.-]*)?`,
     String.raw`\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)`,
-    String.raw`(?<![\w.\\/-])\.env(?:\.(?!example\b|sample\b|template\b|dist\b)[\w-]+)?\b`,
+    String.raw`(?<![\w.-])\.env(?!\.(?:example|sample|template|dist)\b)(?:\.[\w-]+)?\b`,
     String.raw`\.aws[\\/](?:credentials|config)\b`,
     String.raw`/etc/(?:passwd|shadow|sudoers)\b`,
     String.raw`(?<![\w-])(?:mcp|claude_desktop_config)\.json\b`,
@@ -75,7 +75,7 @@ const rules: PoisoningRule[] = [
     type: "conceal_from_user",
     pattern: new RegExp(
       [
-        String.raw`\b(?:${NEGATION}|without)\s+(?:tell|inform|notify|alert|mention|reveal|show|disclose|explain)(?:ing)?\b[^.!?\n]{0,40}?\b(?:the\s+)?users?\b(?!'s)`,
+        String.raw`\b(?:${NEGATION}\s+(?:tell|inform|notify|alert|mention|reveal|show|disclose|explain)|without\s+(?:tell|inform|notify|alert)(?:ing)?)\b[^.!?\n]{0,40}?\b(?:the\s+)?users?\b(?!'s|')`,
         String.raw`\b${NEGATION}\s+let\s+the\s+user\s+(?:know|see|notice)\b`,
         String.raw`\bthe\s+user\s+(?:must|should|need|needs)\s*(?:not|n't)\s+(?:know|see|notice|be\s+(?:told|informed|aware))\b`,
         String.raw`\b(?:keep|hide)\s+(?:this|it|these|them)\b[^.!?\n]{0,20}?\bfrom\s+the\s+user\b`,
@@ -94,6 +94,7 @@ const rules: PoisoningRule[] = [
     type: "read_sensitive_file",
     pattern: SENSITIVE_PATH,
     accept(match, text) {
+      if (/\.pub$/i.test(match[0])) return false; // a public key
       const { before, after } = sentenceAround(text, match.index, match.index + match[0].length);
       return FETCH_VERB.test(before) || HAND_OVER_VERB.test(after);
     },

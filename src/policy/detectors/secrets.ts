@@ -15,7 +15,8 @@ const hasUpper = /[A-Z]/;
 function looksRandom(token: string): boolean {
   const digits = token.replace(/[^0-9]/g, "").length;
   const letters = token.replace(/[^A-Za-z]/g, "").length;
-  const longestSegment = Math.max(...token.split(/[-_.]/).map((part) => part.length));
+  let longestSegment = 0;
+  for (const segment of token.matchAll(/[^-_.]+/g)) longestSegment = Math.max(longestSegment, segment[0].length);
   return digits >= 3 && letters >= 3 && longestSegment >= 16;
 }
 

@@ -140,10 +140,17 @@ describe("scanAll", () => {
   });
 
   it("never throws on arbitrary Unicode, lone surrogates included, and strips idempotently", () => {
-    const anyCodeUnit = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 200 });
-    const anyCodePoint = fc.string({ unit: "binary", maxLength: 200 });
+    // Code points from anywhere (lone surrogates included), weighted towards the ones the detectors care about.
+    const codePoint = fc.oneof(
+      fc.integer({ min: 0x20, max: 0x7e }),
+      fc.integer({ min: 0, max: 0x10ffff }),
+      fc.integer({ min: 0xd800, max: 0xdfff }),
+      fc.integer({ min: 0xe0000, max: 0xe01ef }),
+      fc.constantFrom(0x1b, 0x9b, 0x200b, 0x200d, 0x200e, 0x202e, 0x2066, 0xfe0f, 0xfeff, 0x1f3f4, 0x0645, 0x845b, 0x40),
+    );
+    const anyText = fc.array(codePoint, { maxLength: 120 }).map((points) => String.fromCodePoint(...points));
     fc.assert(
-      fc.property(fc.oneof(anyCodeUnit, anyCodePoint), (text) => {
+      fc.property(anyText, (text) => {
         scanAll({ [text]: text }, ALL);
         const stripped = stripHidden(text);
         expect(stripHidden(stripped)).toBe(stripped);
@@ -164,8 +171,8 @@ describe("scanAll", () => {
     );
   });
 
-  it("stays linear on hostile 512 KB strings (a backtracking blow-up would take minutes)", () => {
-    const size = 512 * 1024;
+  it("stays linear on hostile 256 KB strings (a backtracking blow-up would take minutes)", () => {
+    const size = 256 * 1024;
     const units = [
       "a", "1", "4111 ", "a@", "a.", "sk-", "-----BEGIN PRIVATE KEY-----", "+1 ", "\u001b]", "\u200B", "DE89 ", "AKIA",
       "ignore all ", "do not tell ", "eyJhbGciOiJIUzI1NiJ9.", "Bearer ", "x://a:", "~/.ssh ", "when you call a_b ", "send it ",

@@ -74,6 +74,10 @@ describe("secrets: negative corpus", () => {
     it(`finds nothing in ${label}`, () => expect(scanText(text)).toEqual([]));
   }
 
+  it("handles a megabyte-long bearer value made of many short segments", () => {
+    expect(scanText(`Bearer ${"a1-".repeat(400_000)}`)).toEqual([]);
+  });
+
   it("finds nothing in a base64 PNG data URL", () => {
     const png = Buffer.from(Array.from({ length: 30_000 }, (_, index) => (index * 7919 + (index >> 3)) & 0xff)).toString("base64");
     expect(scanText(`data:image/png;base64,${png}`)).toEqual([]);

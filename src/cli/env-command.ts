@@ -1,0 +1,51 @@
+/**
+ * `mcp-wiretap env [--shell sh|fish|powershell] [--proxy URL] [--ca-dir DIR]`: prints the settings `run`
+ * gives its command, as shell commands for this shell, derived from its current NO_PROXY and NODE_OPTIONS:
+ *
+ *   eval "$(mcp-wiretap env)"                         # sh, bash, zsh
+ *   mcp-wiretap env --shell fish | source             # fish
+ *   mcp-wiretap env --shell powershell | Invoke-Expression
+ */
+import { Option, type Command } from "commander";
+import { loadOrCreateCa } from "../ca/index.js";
+import { clientSettings, DEFAULT_PROXY_URL, parseProxyUrl, renderSettings, SHELLS, type Shell } from "./client-env.js";
+import { caDirOption } from "./proxy-options.js";
+
+export interface EnvOptions {
+  shell: Shell;
+  proxy: string;
+  caDir: string;
+  preload: boolean;
+}
+
+export function registerEnvCommand(program: Command): Command {
+  return program
+    .command("env")
+    .description("print shell commands that point clients at a running proxy and make them trust its CA")
+    .addOption(new Option("--shell <shell>", "syntax of the commands").choices(SHELLS).default("sh"))
+    .addOption(new Option("--proxy <url>", "the running proxy").default(DEFAULT_PROXY_URL).argParser(parseProxyUrl))
+    .addOption(caDirOption())
+    .option("--no-preload", "do not add the Node 20/22 proxy preload to NODE_OPTIONS")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Use:",
+        '  eval "$(mcp-wiretap env)"                          sh, bash, zsh',
+        "  mcp-wiretap env --shell fish | source              fish",
+        "  mcp-wiretap env --shell powershell | Invoke-Expression",
+        "Run it again after changing NO_PROXY or NODE_OPTIONS; running it twice is harmless.",
+      ].join("\n"),
+    )
+    .action((o: EnvOptions) => envCommand(o));
+}
+
+export async function envCommand(o: EnvOptions): Promise<void> {
+  const ca = await loadOrCreateCa(o.caDir);
+  if (ca.created) {
+    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${o.proxy} must use this --ca-dir\n`);
+  }
+  const settings = clientSettings({ proxyUrl: o.proxy, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload }, process.env);
+  process.stdout.write(renderSettings(o.shell, settings, "mcp-wiretap env: send clients through the proxy and trust its CA"));
+  if (ca.warning) process.stderr.write(`mcp-wiretap: ${ca.warning}\n`);
+}

@@ -1,0 +1,155 @@
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { collect } from "../option-parsers.js";
+import { useColor } from "./color.js";
+import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
+import { DEFAULT_POLL_MS, fileLines, FileReadError } from "./follow.js";
+import { TailFormatter } from "./formatter.js";
+import { streamLines } from "./reader.js";
+
+export interface TailOptions extends RecordFilters {
+  follow?: boolean;
+  json?: boolean;
+  /** Show every http record (the view otherwise keeps only failed and non-MCP exchanges). */
+  allHttp?: boolean;
+  /** Of what FILE holds already, only the last N records shown (then, with --follow, everything new). */
+  lines?: number;
+  pollMs?: number;
+}
+
+export interface TailIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+}
+
+/** The filter options `tail` and `export` share. */
+export function addFilterOptions(command: Command): Command {
+  return command
+    .option("--server <glob>", "only this destination (host or host:port glob); repeatable or comma-separated", collect, [])
+    .option("--session <prefix>", "only sessions whose id starts with this; repeatable or comma-separated", collect, [])
+    .option("--method <glob>", "only this JSON-RPC method (progress/cancel count for their request's); repeatable or comma-separated", collect, [])
+    .option("--tool <glob>", "only this tool; repeatable or comma-separated", collect, [])
+    .option("--decision <action>", `only this policy decision (${DECISIONS.join("|")}); repeatable or comma-separated`, collectDecisions, []);
+}
+
+function collectDecisions(value: string, previous: DecisionAction[] = []): DecisionAction[] {
+  const values = splitList([value]).map((v) => v.toLowerCase());
+  for (const v of values) {
+    if (!(DECISIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${DECISIONS.join(", ")} (comma-separated for several).`);
+  }
+  return [...previous, ...(values as DecisionAction[])];
+}
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError("must be a whole number.");
+  return Number(value);
+}
+
+export function registerTailCommand(program: Command): void {
+  const tail = program
+    .command("tail")
+    .argument("[file]", "NDJSON log written by `start` (- or absent: stdin)")
+    .description("show a log one MCP message per line (times in UTC), or filter it with --json")
+    .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)", false)
+    .option("--json", "print the matching records unchanged, as NDJSON", false)
+    .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)", false)
+    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
+  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
+    process.exitCode = await tailCommand(file, o);
+  });
+}
+
+/**
+ * `mcp-wiretap tail [FILE]`: resolves with the exit code (0, or 1 when FILE cannot be read) once the input
+ * ends; with --follow on a file, runs until `io.signal` aborts (or the process is stopped).
+ */
+export async function tailCommand(file: string | undefined, o: TailOptions, io: TailIo = defaultIo()): Promise<number> {
+  const matches = compileFilters(o);
+  const formatter = new TailFormatter({ color: !o.json && useColor(io.env, io.stdout.isTTY === true), allHttp: o.allHttp ?? false });
+  let broken = false;
+  const onError = (err: NodeJS.ErrnoException): void => {
+    // `tail log | head`: the reader went away.
+    if (err.code === "EPIPE") broken = true;
+  };
+  io.stdout.on("error", onError);
+
+  // -n: output is held in a ring until the file's existing content has been read.
+  const keep = o.lines;
+  let ring: string[] | null = keep !== undefined && file !== undefined && file !== "-" ? [] : null;
+  const write = (text: string): void => {
+    if (ring !== null) {
+      ring.push(text);
+      if (ring.length > keep!) ring.shift();
+      return;
+    }
+    io.stdout.write(text + "\n");
+  };
+  const release = (): void => {
+    if (ring === null) return;
+    const held = ring;
+    ring = null;
+    if (held.length > 0) io.stdout.write(held.join("\n") + "\n");
+  };
+
+  const handle = (line: string): void => {
+    if (line.trim() === "") return;
+    const record = parseRecord(line);
+    if (record === null) {
+      if (!o.json) write(formatter.formatRaw(line));
+      return;
+    }
+    formatter.observe(record);
+    if (!matches(record)) return;
+    if (o.json) {
+      write(line);
+      return;
+    }
+    const text = formatter.format(record);
+    if (text !== null) write(text);
+  };
+
+  const source =
+    file === undefined || file === "-"
+      ? streamLines(io.stdin)
+      : fileLines(file, {
+          follow: o.follow ?? false,
+          pollMs: o.pollMs ?? DEFAULT_POLL_MS,
+          signal: io.signal,
+          onNotice: (message) => io.stderr.write(`mcp-wiretap tail: ${message}\n`),
+          onCaughtUp: release,
+        });
+  try {
+    for await (const line of source) {
+      handle(line);
+      if (broken) break;
+    }
+    release();
+  } catch (err) {
+    if (err instanceof FileReadError) {
+      io.stderr.write(`mcp-wiretap: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    io.stdout.off("error", onError);
+  }
+  return 0;
+}
+
+/** A JSON object on one line, or null (anything else is passed through as text). */
+export function parseRecord(line: string): LogRecord | null {
+  const start = line.trimStart();
+  if (!start.startsWith("{")) return null;
+  try {
+    const value: unknown = JSON.parse(line);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as LogRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
+function defaultIo(): TailIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}
