@@ -3,8 +3,10 @@ import { Command, CommanderError, Option } from "commander";
 import { CaError } from "../ca/index.js";
 import { TrustError } from "../proxy/upstream-trust.js";
 import { PolicyConfigError } from "../policy/load-config.js";
+import { LogFileError } from "../log/logger.js";
 import { PinStoreError } from "../policy/pin-store.js";
 import { caPathCommand, caShowCommand } from "./ca-commands.js";
+import { verifyLogCommand } from "./verify-log.js";
 import { pinsApproveCommand, pinsListCommand } from "./pins-commands.js";
 import { ExplainInputError, policyCheckCommand, policyExplainCommand, type ExplainOptions } from "./policy-commands.js";
 import { VERSION } from "./package-info.js";
@@ -56,6 +58,13 @@ export function buildProgram(): Command {
     .option("--json", "as JSON")
     .action((file: string, o: ExplainOptions) => policyExplainCommand(file, o));
 
+  program
+    .command("verify-log")
+    .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
+    .description("find edited, removed or reordered records in an audit-chained log")
+    .option("--json", "as JSON")
+    .action((files: string[], o: { json?: boolean }) => verifyLogCommand(files, o));
+
   const pins = program.command("pins").description("the tool-pinning store (trust on first use)");
   pins
     .command("list")
@@ -93,7 +102,8 @@ async function main(argv: string[]): Promise<void> {
       err instanceof StartError ||
       err instanceof PolicyConfigError ||
       err instanceof PinStoreError ||
-      err instanceof ExplainInputError
+      err instanceof ExplainInputError ||
+      err instanceof LogFileError
     ) {
       process.stderr.write(`mcp-wiretap: ${err.message}\n`);
       process.exit(USAGE);

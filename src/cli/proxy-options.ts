@@ -19,6 +19,8 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
     .addOption(new Option("--log-max-size <size>", "rotate the log file past this size (e.g. 100M); 0 never").default(100 * 1024 * 1024, "100M").argParser(parseSizeOrZero))
     .addOption(new Option("--log-keep <n>", "rotated log files kept").default(5).argParser(parsePositiveInt))
+    .option("--audit-chain", "chain every record to the previous one (seq, prevHash) so edits show; check with verify-log", false)
+    .addOption(new Option("--on-log-error <what>", "when records cannot be written: pass traffic (loud error) or block it").choices(["pass", "block"]).default("pass"))
     .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
     .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
@@ -67,6 +69,8 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     reverse: o.reverse as string[],
     logMaxSize: o.logMaxSize as number,
     logKeep: o.logKeep as number,
+    auditChain: o.auditChain as boolean,
+    onLogError: o.onLogError as "pass" | "block",
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

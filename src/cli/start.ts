@@ -1,6 +1,7 @@
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { createLogSink } from "../log/logger.js";
+import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../log/http-record.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
 import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
@@ -45,6 +46,10 @@ export interface StartOptions {
   logFd?: number;
   /** NSS key-log file for both TLS legs. */
   keylog?: string;
+  /** Every record carries `seq` and the hash of the one before (`mcp-wiretap verify-log`). */
+  auditChain?: boolean;
+  /** When records cannot be written: keep passing traffic (default) or refuse it. */
+  onLogError?: OnLogError;
 }
 
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -76,6 +81,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.logMaxSize ? { maxSize: opts.logMaxSize } : {}),
     ...(opts.logKeep ? { keep: opts.logKeep } : {}),
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
+    auditChain: opts.auditChain ?? false,
+    onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
   if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
@@ -110,6 +117,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     proxyAuth,
     reverse,
     ...(keylog ? { keylog: keylog.write } : {}),
+    refuseTraffic: () =>
+      sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;

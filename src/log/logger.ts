@@ -1,7 +1,9 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { createStream } from "rotating-file-stream";
+import { AuditChain } from "./audit-chain.js";
+import { LogHealth, type OnLogError } from "./log-health.js";
 
 export type { Logger };
 
@@ -9,6 +11,7 @@ export interface LogSink {
   logger: Logger;
   /** Where records go, for the banner: a file path or "stdout". */
   target: string;
+  health: LogHealth;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;
 }
@@ -23,7 +26,15 @@ export interface LogFileOptions {
   stream?: NodeJS.WritableStream;
   /** File descriptor when no file is given; default stdout. */
   fd?: number;
+  /** Chain every record to the one before it (`seq`, `prevHash`). */
+  auditChain?: boolean;
+  onError?: OnLogError;
 }
+
+export class LogFileError extends Error {}
+
+/** Bound on records held in memory while the destination cannot keep up (or fails): past it they are dropped and counted. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 const PRIVATE_FILE_MODE = 0o600;
 
@@ -38,14 +49,44 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
   };
-  if (opts.stream) return { logger: pino(options, opts.stream), target: "stream", flush: async () => {} };
-  if (opts.file && opts.maxSize) return rotatingSink(options, opts.file, opts.maxSize, opts.keep ?? 5);
-  if (opts.file) mkdirSync(path.dirname(opts.file), { recursive: true });
-  const destination = pino.destination({ dest: opts.file ?? opts.fd ?? 1, sync: false, mkdir: true, mode: PRIVATE_FILE_MODE, minLength: 0 } as never);
-  const logger = pino(options, destination);
+  if (opts.file) assertWritable(opts.file);
+  const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
+  const health = new LogHealth(opts.onError ?? "pass", target);
+  const base = opts.stream
+    ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
+    : opts.file && opts.maxSize
+      ? rotatingDestination(opts.file, opts.maxSize, opts.keep ?? 5, health)
+      : fileDestination(opts, health);
+  const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
+  const logger = pino(options, stream as pino.DestinationStream);
+  return { logger, target: base.describe, health, flush: base.flush };
+}
+
+/** A log file that cannot be opened is a configuration error: said at start, not discovered later. */
+function assertWritable(file: string): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
+  } catch (err) {
+    throw new LogFileError(`--log-file ${file}: cannot write to it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+function fileDestination(opts: LogFileOptions, health: LogHealth) {
+  const destination = pino.destination({
+    dest: opts.file ?? opts.fd ?? 1,
+    sync: false,
+    mkdir: true,
+    mode: PRIVATE_FILE_MODE,
+    minLength: 0,
+    maxLength: MAX_BUFFERED_BYTES,
+  } as never);
+  destination.on("error", (err: Error) => health.failed(err));
+  destination.on("write", () => health.recovered());
+  destination.on("drop", () => health.dropped++);
   return {
-    logger,
-    target: opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"),
+    stream: destination as pino.DestinationStream,
+    describe: opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"),
     flush: () =>
       new Promise<void>((resolve) => {
         // Waits for the file to be open and every pending write to land (a record is never cut short).
@@ -56,10 +97,9 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
 }
 
-function rotatingSink(options: pino.LoggerOptions, file: string, maxSize: number, keep: number): LogSink {
+function rotatingDestination(file: string, maxSize: number, keep: number, health: LogHealth) {
   const dir = path.dirname(path.resolve(file));
   const base = path.basename(file);
-  mkdirSync(dir, { recursive: true });
   // In logrotate mode the generator gets the rotation index (1 … keep) as its first argument, null for the live file.
   const name = (index: Date | number | null): string => (typeof index === "number" ? `${base}.${index}` : base);
   const stream = createStream(name as (time: Date | number | null) => string, {
@@ -68,13 +108,19 @@ function rotatingSink(options: pino.LoggerOptions, file: string, maxSize: number
     rotate: keep,
     mode: PRIVATE_FILE_MODE,
   });
-  const logger = pino(options, stream);
+  stream.on("error", (err: Error) => health.failed(err));
+  const guarded = {
+    write(chunk: string): boolean {
+      if (stream.writableLength > MAX_BUFFERED_BYTES) {
+        health.dropped++;
+        return true;
+      }
+      return stream.write(chunk, (err) => (err ? health.failed(err) : health.recovered()));
+    },
+  };
   return {
-    logger,
-    target: `${file} (rotated at ${maxSize} bytes, ${keep} kept)`,
-    flush: () =>
-      new Promise<void>((resolve) => {
-        stream.end(() => resolve());
-      }),
+    stream: guarded as unknown as pino.DestinationStream,
+    describe: `${file} (rotated at ${maxSize} bytes, ${keep} kept)`,
+    flush: () => new Promise<void>((resolve) => stream.end(() => resolve())),
   };
 }

@@ -9,6 +9,13 @@ import tls from "node:tls";
 
 export const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * Agents for the CONNECT requests themselves. Not `agent: false`: that makes a new agent of the global
+ * agent's class, which after the preload is the tunnelling one (endless recursion).
+ */
+const DIRECT_HTTP = new http.Agent({ keepAlive: false });
+const DIRECT_HTTPS = new https.Agent({ keepAlive: false });
+
 /** `host:port`, with brackets around an IPv6 address. */
 export function authorityOf(host: string, port: number): string {
   const bare = host.replace(/^\[(.*)\]$/, "$1");
@@ -36,7 +43,7 @@ export function openTunnel(proxy: URL, host: string, port: number, timeoutMs = C
       method: "CONNECT",
       path: authority,
       headers,
-      agent: false,
+      agent: secureProxy ? DIRECT_HTTPS : DIRECT_HTTP,
     });
     let settled = false;
     const fail = (err: Error): void => {

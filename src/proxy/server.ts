@@ -38,6 +38,8 @@ export interface ProxyServerOptions {
   reverse?: ReverseMapping[];
   /** Key-log lines of both TLS legs (--keylog). */
   keylog?: (line: Buffer) => void;
+  /** Why new traffic must be refused right now (e.g. records cannot be written in --on-log-error block), or null. */
+  refuseTraffic?: () => string | null;
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -133,6 +135,14 @@ export class ProxyServer {
       socket.end(proxyAuthRequiredResponse());
       return;
     }
+    const unavailable = this.opts.refuseTraffic?.();
+    if (unavailable) {
+      socket.on("error", () => socket.destroy());
+      this.log.warn({ event: "refused", stage: "connect", client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`, status: 503, reason: unavailable });
+      const body = `mcp-wiretap: ${unavailable}\n`;
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
     handleConnect(
       {
         decide: (target, client) => {
@@ -179,10 +189,17 @@ export class ProxyServer {
 
   private onRequest(req: http.IncomingMessage, res: http.ServerResponse, requestTarget: string): void {
     const tunnel = this.tunnels.get(req.socket);
+    const unavailable = this.opts.refuseTraffic?.() ?? null;
     if (!tunnel && requestTarget === "/healthz" && req.method === "GET") {
       req.resume();
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify({ status: "ok" }));
+      res.writeHead(unavailable ? 503 : 200, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify(unavailable ? { status: "unavailable", reason: unavailable } : { status: "ok" }));
+      return;
+    }
+    if (unavailable) {
+      req.resume();
+      this.log.warn({ event: "refused", stage: "request", client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`, status: 503, reason: unavailable });
+      refuseRequest(res, 503, unavailable);
       return;
     }
     const reverse = tunnel ? undefined : this.reverseFor(req, requestTarget);

@@ -176,6 +176,12 @@ function entry(r: LogRecord, messages: LogRecord[]): HarEntry {
   } else if (responseBytes > 0) {
     content.comment = `mcp-wiretap: the ${responseBytes}-byte body carried no MCP message the log kept; bodies are not logged.`;
   }
+  const legacyStream = messages.find((m) => m.transport === "http+sse" && m.direction === "server_to_client" && m.flow === r.flow);
+  if (legacyStream && str(r.method) === "GET") {
+    const endpoint = str(legacyStream.session);
+    const note = `mcp-wiretap: the \`endpoint\` event that opened this legacy (HTTP+SSE) session${endpoint ? ` (${endpoint})` : ""} is not in the log; the messages are.`;
+    content.comment = content.comment ? `${content.comment} ${note}` : note;
+  }
 
   const error = r.error;
   const serverHost = hostPart(server);
@@ -329,7 +335,7 @@ function summary(m: LogRecord): McpMessageSummary {
   if (num(m.bytes) !== null) s.bytes = num(m.bytes)!;
   if (num(m.latencyMs) !== null) s.latencyMs = num(m.latencyMs)!;
   const d = obj(m.decision);
-  if (d && str(d.action)) {
+  if (d && str(d.action) && (d.action !== "allow" || (Array.isArray(d.rules) && d.rules.length > 0))) {
     s.decision = {
       action: str(d.action)!,
       enforced: d.enforced === true,

@@ -47,7 +47,6 @@ export function painter(enabled: boolean): Paint {
  * drive the terminal: shown as `\uXXXX` (a tab as a space, a newline as `\n`).
  */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
     c === "\t" ? " " : c === "\n" ? "\\n" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );

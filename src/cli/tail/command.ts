@@ -27,11 +27,11 @@ export interface TailIo {
 /** The filter options `tail` and `export` share. */
 export function addFilterOptions(command: Command): Command {
   return command
-    .option("--server <glob>", "only this destination (host or host:port glob); repeatable or comma-separated", collect, [])
-    .option("--session <prefix>", "only sessions whose id starts with this; repeatable or comma-separated", collect, [])
-    .option("--method <glob>", "only this JSON-RPC method (progress/cancel count for their request's); repeatable or comma-separated", collect, [])
-    .option("--tool <glob>", "only this tool; repeatable or comma-separated", collect, [])
-    .option("--decision <action>", `only this policy decision (${DECISIONS.join("|")}); repeatable or comma-separated`, collectDecisions, []);
+    .option("--server <glob>", "only this destination (host or host:port glob); repeatable or comma-separated", collect)
+    .option("--session <prefix>", "only sessions whose id starts with this; repeatable or comma-separated", collect)
+    .option("--method <glob>", "only this JSON-RPC method (progress/cancel count for their request's); repeatable or comma-separated", collect)
+    .option("--tool <glob>", "only this tool; repeatable or comma-separated", collect)
+    .option("--decision <action>", `only this policy decision (${DECISIONS.join("|")}); repeatable or comma-separated`, collectDecisions);
 }
 
 function collectDecisions(value: string, previous: DecisionAction[] = []): DecisionAction[] {
@@ -52,9 +52,9 @@ export function registerTailCommand(program: Command): void {
     .command("tail")
     .argument("[file]", "NDJSON log written by `start` (- or absent: stdin)")
     .description("show a log one MCP message per line (times in UTC), or filter it with --json")
-    .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)", false)
-    .option("--json", "print the matching records unchanged, as NDJSON", false)
-    .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)", false)
+    .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)")
+    .option("--json", "print the matching records unchanged, as NDJSON")
+    .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
     .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
   addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
     process.exitCode = await tailCommand(file, o);

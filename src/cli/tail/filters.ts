@@ -92,7 +92,8 @@ export function hostOf(server: string): string {
 
 /**
  * The session ids a record carries: its `session` (and for a legacy endpoint like
- * `/message?sessionId=abc` also `abc`), or an http record's `Mcp-Session-Id` request header.
+ * `/message?sessionId=abc` also `abc`), or an http record's `Mcp-Session-Id` request header (or the
+ * `sessionId` in its path).
  */
 export function sessionIdsOf(r: LogRecord): string[] {
   const ids: string[] = [];
@@ -100,6 +101,10 @@ export function sessionIdsOf(r: LogRecord): string[] {
   if (session !== null) {
     ids.push(session);
     const legacy = legacySessionId(session);
+    if (legacy !== null) ids.push(legacy);
+  } else if (r.event === "http" && typeof r.path === "string") {
+    // A legacy POST names its session in the endpoint's query.
+    const legacy = legacySessionId(r.path);
     if (legacy !== null) ids.push(legacy);
   }
   return ids;

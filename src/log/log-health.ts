@@ -1,0 +1,40 @@
+export type OnLogError = "pass" | "block";
+
+/**
+ * Whether records are being written. `pass` (the default) keeps traffic flowing and says loudly on stderr
+ * that records are being lost; `block` makes the proxy refuse traffic it cannot record until a write
+ * succeeds again.
+ */
+export class LogHealth {
+  failing: Error | null = null;
+  dropped = 0;
+  private lastWarning = 0;
+
+  constructor(
+    readonly mode: OnLogError,
+    readonly target: string,
+    private readonly warn: (line: string) => void = (line) => process.stderr.write(line),
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** True when the proxy should refuse new traffic. */
+  get blocking(): boolean {
+    return this.mode === "block" && this.failing !== null;
+  }
+
+  failed(err: Error): void {
+    const first = this.failing === null;
+    this.failing = err;
+    if (first || this.now() - this.lastWarning > 10_000) {
+      this.lastWarning = this.now();
+      const what = this.mode === "block" ? "new traffic is refused until records can be written again" : "traffic passes UNRECORDED (--on-log-error block would refuse it)";
+      this.warn(`mcp-wiretap: cannot write log records to ${this.target}: ${(err as NodeJS.ErrnoException).code ?? err.message}; ${what}${this.dropped ? ` (${this.dropped} records dropped so far)` : ""}\n`);
+    }
+  }
+
+  recovered(): void {
+    if (this.failing === null) return;
+    this.failing = null;
+    this.warn(`mcp-wiretap: log records are written to ${this.target} again${this.dropped ? ` (${this.dropped} were dropped)` : ""}\n`);
+  }
+}
