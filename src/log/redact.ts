@@ -302,3 +302,24 @@ export function scrubValues<T>(value: T, secrets: readonly string[]): T {
   };
   return scrub(value) as T;
 }
+
+/**
+ * Replaces the values at the given JSON Pointers (RFC 6901) of a copy made by `redactBody` with
+ * `"[redacted: <what>]"`: secrets a detector found inside free-form payloads (a key pasted into a tool
+ * argument) never reach the log either. Pointers that do not resolve are skipped.
+ */
+export function maskAtPointers(value: unknown, masks: readonly { pointer: string; what: string }[]): unknown {
+  for (const { pointer, what } of masks) {
+    if (pointer === "") return `[redacted: ${what}]`;
+    const segments = pointer.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let parent: unknown = value;
+    for (const segment of segments.slice(0, -1)) {
+      parent = typeof parent === "object" && parent !== null ? (parent as Record<string, unknown>)[segment] : undefined;
+    }
+    const last = segments.at(-1)!;
+    if (typeof parent === "object" && parent !== null && typeof (parent as Record<string, unknown>)[last] === "string") {
+      (parent as Record<string, unknown>)[last] = `[redacted: ${what}]`;
+    }
+  }
+  return value;
+}

@@ -2,7 +2,7 @@ import { computeArgsHash } from "../mcp/canonical-json.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
 import { measurePayload, shapePayload, type PayloadMode } from "./payload.js";
-import { redactBody, redactUrlQuery } from "./redact.js";
+import { maskAtPointers, redactBody, redactUrlQuery } from "./redact.js";
 
 export interface PayloadOptions {
   payloads: PayloadMode;
@@ -50,13 +50,21 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
   if (e.insecureUpstream) record.insecureUpstream = true;
   if (raw !== undefined) {
     if (e.kind === "invalid" || e.kind === "unanswered") {
-      record.message = payload(raw, opts);
+      record.message = payload(raw, opts, []);
     } else {
       const field = PAYLOAD_FIELD[e.kind];
-      if (field in raw) record[field] = payload(raw[field], opts);
+      if (field in raw) record[field] = payload(raw[field], opts, secretMasks(e, `/${field}`));
     }
   }
   return record;
+}
+
+/** Where the secrets detector found secrets inside this payload field (pointers relative to the field). */
+function secretMasks(e: RpcEvent, field: string): { pointer: string; what: string }[] {
+  const found = e.decision?.rules.find((r) => r.name === "detector:secrets")?.findings ?? [];
+  return found
+    .filter((f) => f.path === field || f.path.startsWith(`${field}/`))
+    .map((f) => ({ pointer: f.path.slice(field.length), what: f.type }));
 }
 
 export function sessionRecord(r: SessionRecord): Record<string, unknown> {
@@ -71,8 +79,8 @@ function sessionField(session: string | null, transport: string): string | null 
   return session !== null && transport === "http+sse" ? redactUrlQuery(session) : session;
 }
 
-function payload(value: unknown, opts: PayloadOptions): unknown {
-  const clean = redactBody(value);
+function payload(value: unknown, opts: PayloadOptions, masks: { pointer: string; what: string }[]): unknown {
+  const clean = maskAtPointers(redactBody(value), masks);
   if (opts.payloads === "none") {
     const measure = measurePayload(clean);
     return measure ? { omitted: true, ...measure } : undefined;

@@ -167,6 +167,17 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
       ex.requestBytes,
     );
   }
+  // A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
+  // say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
+  const res = ex.response;
+  if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && bodyModeFor(res.headers["content-type"]) === "ignored") {
+    const type = headerValue(res.headers["content-type"]) ?? "none";
+    tracker.invalid(
+      { flow: ex.id, transport: flow.transport, server: flow.server, path: ex.request.path, session: flow.session, protocolVersion: null, direction: "server_to_client" },
+      `response body is not JSON or an event stream (content-type: ${type})`,
+      ex.responseBytes,
+    );
+  }
   // Cut off by the proxy's own shutdown: what is still pending is the proxy's doing, not the peer's, and
   // `close` reports it (and ends the sessions) as "proxy stopped".
   if (ex.error?.code === "shutdown") return;

@@ -1,4 +1,5 @@
-import type { BodyDecoderTap } from "../body/index.js";
+import zlib from "node:zlib";
+import { parseContentEncoding, type BodyDecoderTap, type ContentCoding } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
@@ -53,9 +54,15 @@ export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: Enforce
 export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): boolean {
   const ex = flow.ex;
   const coding = headerValue(ex.response!.headers["content-encoding"]);
-  if ((coding && coding.toLowerCase() !== "identity") || tap.mode === "ignored") return false;
-  // The decoder is fed by the rewriter; this tap only tells it where the body ends.
-  ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
+  // Enforce mode asks for identity; a server that compresses anyway still has its JSON bodies judged
+  // (decoded, and a replacement encoded the same way). A compressed event stream is only recorded.
+  const codings = coding ? parseContentEncoding(coding) : null;
+  const compressed = codings !== null && (!codings.ok || codings.codings.length > 0);
+  if (tap.mode === "ignored" || (compressed && (tap.mode !== "json" || !codings?.ok))) return false;
+  // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body. A whole JSON
+  // body is ended by the rewriter itself, after it has fed it (the stream's end comes first).
+  const abort = (r: Parameters<NonNullable<typeof tap.abort>>[0]): void => (tap.abort ? tap.abort(r) : tap.end());
+  ex.tapResponse({ data() {}, end: () => (tap.mode === "json" ? undefined : tap.end()), abort });
   const judge = (piece: Buffer): RpcEvent[] => {
     flow.captured = [];
     tap.data(piece);
@@ -64,20 +71,32 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
     flow.captured = null;
     return events;
   };
+  /** A compressed body: decoded asynchronously by the tap, judged once every message is out. */
+  const judgeDecoded = async (body: Buffer): Promise<RpcEvent[]> => {
+    const events: RpcEvent[] = [];
+    flow.captured = events;
+    tap.data(body);
+    tap.end();
+    await tap.done;
+    flow.captured = null;
+    return events;
+  };
   if (tap.mode === "json") {
     ex.rewriteResponse({
       kind: "whole",
       maxBytes: opts.maxInspectBytes,
-      rewrite: (body) => {
+      rewrite: async (body) => {
         if (body === null) {
           tracker.invalid(contextOf(flow), "response larger than --max-inspect-bytes: passed on unjudged", 0);
+          tap.end();
           return null;
         }
-        const events = judge(body);
+        const events = compressed ? await judgeDecoded(body) : judge(body);
         if (!events.some(isEnforcedDeny)) return null;
         const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
         const batch = events.some((e) => e.batch !== undefined);
-        return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+        const replaced = Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+        return codings?.ok ? encodeAs(replaced, codings.codings) : replaced;
       },
     });
   } else {
@@ -95,6 +114,18 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
     });
   }
   return true;
+}
+
+/** `body` encoded with the codings `parseContentEncoding` gave (listed last-applied first). */
+function encodeAs(body: Buffer, codings: readonly ContentCoding[]): Buffer {
+  let out = body;
+  for (const c of [...codings].reverse()) {
+    if (c === "gzip") out = zlib.gzipSync(out);
+    else if (c === "deflate") out = zlib.deflateSync(out);
+    else if (c === "br") out = zlib.brotliCompressSync(out);
+    else out = zlib.zstdCompressSync(out);
+  }
+  return out;
 }
 
 /** The client's own responses (to server requests) that were denied become errors for the server. */

@@ -52,6 +52,7 @@ export function forwardExchange(
   let responseTaps: TapFanOut = addons.fanOut("response-tap", []);
   let upstreamRequest: http.ClientRequest | null = null;
   let upstreamResponse: http.IncomingMessage | null = null;
+  let retried = false;
 
   const openUpstream = (original: string[]): http.ClientRequest => {
     const rawHeaders = withReplacements(original, ex.replacedRequestHeaders);
@@ -65,7 +66,7 @@ export function forwardExchange(
       agent: route.secure ? upstream.httpsAgent : upstream.httpAgent,
       servername: isIP(route.target.host) ? undefined : route.target.host,
     });
-    watchConnectTimeout(request, upstream.connectTimeoutMs);
+    watchConnectTimeout(request, upstream.connectTimeoutMs, route.secure);
     request.on("response", (upRes) => {
       upstreamResponse = upRes;
       const socket = upRes.socket as TLSSocket | null;
@@ -84,6 +85,14 @@ export function forwardExchange(
     });
     request.on("error", (err: NodeJS.ErrnoException) => {
       if (ex.error?.code === "client_aborted") return;
+      // A pooled connection the server closed just as this request went out on it (its idle timeout): an
+      // idempotent request without a body is sent once more on a fresh connection, as clients do directly.
+      if (!retried && !upstreamResponse && !res.destroyed && request.reusedSocket && STALE_CONNECTION_CODES.has(err.code ?? "") && replayable(req, original, ex.requestBytes)) {
+        retried = true;
+        upstreamRequest = openUpstream(original);
+        upstreamRequest.end();
+        return;
+      }
       const failure = classifyUpstreamError(err, server);
       ex.fail(failure);
       if (!res.headersSent) respondFromProxy(502, "Bad Gateway", `mcp-wiretap: ${failure.message}\n`);
@@ -96,6 +105,7 @@ export function forwardExchange(
     const bytes = typeof body === "string" ? Buffer.from(body) : body;
     const all = { "content-type": "text/plain; charset=utf-8", ...headers, "content-length": String(bytes.length) };
     ex.response = { status, statusMessage, headers: all, source: "proxy" };
+    ex.responseBytes = bytes.length;
     res.writeHead(status, statusMessage, all);
     res.end(bytes);
   };
@@ -152,7 +162,12 @@ export function forwardExchange(
 
   res.on("close", () => {
     if (!res.writableFinished) {
-      ex.fail({ code: "client_aborted", message: "client closed the connection before the response was complete" });
+      ex.fail({
+        code: "client_aborted",
+        message: req.complete
+          ? "client closed the connection before the response was complete"
+          : "client closed the connection before the request body was complete",
+      });
       upstreamRequest?.destroy();
       (upstreamResponse as http.IncomingMessage | null)?.destroy();
     }
@@ -181,16 +196,38 @@ function statusText(status: number): string {
   return http.STATUS_CODES[status] ?? "";
 }
 
-function watchConnectTimeout(request: http.ClientRequest, ms: number): void {
+const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE"]);
+const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** A request that can be sent again as it was: idempotent, complete, and without a body. */
+function replayable(req: http.IncomingMessage, headers: string[], bodyBytes: number): boolean {
+  if (!IDEMPOTENT_METHODS.has(req.method ?? "") || !req.complete || bodyBytes > 0) return false;
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i]!.toLowerCase();
+    if (name === "transfer-encoding" || (name === "content-length" && headers[i + 1]!.trim() !== "0")) return false;
+  }
+  return true;
+}
+
+/**
+ * A new connection must be usable within `ms`: the TCP connect and, for TLS, the handshake (a server that
+ * accepts and never answers the ClientHello would otherwise hold the exchange for good).
+ */
+function watchConnectTimeout(request: http.ClientRequest, ms: number, secure: boolean): void {
   request.once("socket", (socket) => {
     if (!socket.connecting) return;
+    let connected = false;
     const timer = setTimeout(() => {
-      const err: NodeJS.ErrnoException = new Error("connect timeout");
-      err.code = "UPSTREAM_CONNECT_TIMEOUT";
+      const err: NodeJS.ErrnoException = new Error(connected ? "TLS handshake timeout" : "connect timeout");
+      err.code = connected ? "UPSTREAM_TLS_TIMEOUT" : "UPSTREAM_CONNECT_TIMEOUT";
       request.destroy(err);
     }, ms);
     timer.unref();
-    socket.once("connect", () => clearTimeout(timer));
+    socket.once("connect", () => {
+      connected = true;
+      if (!secure) clearTimeout(timer);
+    });
+    if (secure) socket.once("secureConnect", () => clearTimeout(timer));
     socket.once("close", () => clearTimeout(timer));
   });
 }

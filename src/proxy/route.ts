@@ -14,6 +14,9 @@ export type RouteResult =
  */
 export function routeRequest(req: http.IncomingMessage, requestTarget: string, tunnel: TunnelContext | undefined): RouteResult {
   const client = { address: req.socket.remoteAddress ?? "unknown", port: req.socket.remotePort ?? 0, tls: null as string | null };
+  // RFC 9112 §3.2: more than one Host line is refused. Node keeps the first, but the raw headers (forwarded
+  // as they are) would carry both, and an upstream that reads the last one serves another host than judged.
+  if (countHeader(req.rawHeaders, "host") > 1) return { ok: false, status: 400, reason: "request has more than one Host header" };
   if (tunnel) {
     client.address = tunnel.info.client.address;
     client.port = tunnel.info.client.port;
@@ -44,12 +47,22 @@ export function routeRequest(req: http.IncomingMessage, requestTarget: string, t
     };
   }
   if (url.protocol !== "http:") return { ok: false, status: 400, reason: `unsupported scheme ${url.protocol} (use CONNECT for https)` };
+  // RFC 9110 §4.2.4: userinfo in a request target is an error (and would otherwise be dropped silently).
+  if (url.username !== "" || url.password !== "") return { ok: false, status: 400, reason: "request target must not contain userinfo" };
   const host = validateHost(url.hostname);
   if (!host.ok) return { ok: false, status: 400, reason: host.reason };
   const port = url.port === "" ? 80 : validatePort(url.port);
   if (port === null) return { ok: false, status: 400, reason: "port must be 1-65535" };
   const target = { host: host.host, port };
-  return { ok: true, route: { mode: "plain-proxy", target, secure: false, client, path: `${url.pathname}${url.search}` } };
+  // RFC 9112 §3.2.2: the request target's authority replaces the client's Host header (which may name
+  // another host, or be missing in HTTP/1.0): the upstream must serve the host that policy judged.
+  return { ok: true, route: { mode: "plain-proxy", target, secure: false, client, path: `${url.pathname}${url.search}`, hostHeader: url.host } };
+}
+
+function countHeader(raw: readonly string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
+  return n;
 }
 
 function originPath(absolute: string): string | null {

@@ -16,6 +16,7 @@ import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
 import type { Logger } from "../log/logger.js";
 import { globToRegExp } from "../util/glob.js";
+import { redactText, redactUrlQuery } from "../log/redact.js";
 
 export interface ProxyServerOptions {
   host: string;
@@ -256,7 +257,7 @@ export class ProxyServer {
         event: "websocket",
         client: `${route.client.address}:${route.client.port}`,
         server: formatTarget(route.target),
-        path: route.path,
+        path: redactUrlQuery(route.path),
         status: stats.status,
         bytesUp: stats.bytesUp,
         bytesDown: stats.bytesDown,
@@ -277,7 +278,7 @@ export class ProxyServer {
       event: "refused",
       stage: connect ? "connect" : "request",
       client: `${client.address}:${client.port}`,
-      ...(connect ? { target: printable(line.slice(8).replace(/ HTTP\/[\d.]+$/, "")) } : { requestLine: printable(line) }),
+      ...(connect ? { target: printable(line.slice(8).replace(/ HTTP\/[\d.]+$/, "")) } : { requestLine: printable(redactText(redactUrlQuery(line))) }),
       ...(tunnel ? { server: formatTarget(tunnel.info.target) } : {}),
       status: 400,
       reason: `malformed HTTP request (${err.code ?? err.message})`,

@@ -28,8 +28,10 @@ export function validateHost(raw: string): { ok: true; host: string } | { ok: fa
   if (!labels.every((label) => DNS_LABEL.test(label))) {
     return { ok: false, reason: "host is not a valid DNS name or IP address" };
   }
-  // An all-numeric name that is not a valid IPv4 literal (e.g. 999.1.1.1) is refused rather than resolved.
-  if (labels.every((label) => /^\d+$/.test(label))) return { ok: false, reason: "invalid IPv4 literal" };
+  // A name whose last label is a number (decimal or 0x-hex) is no DNS name: the resolver reads it as an IPv4
+  // literal in inet_aton's forms (0x7f.1, 0x7f000001, 1.2.3.0x4 all reach 127.0.0.1 / 1.2.3.4), so policy
+  // would judge one host while the proxy connects to another. Refused, like 999.1.1.1 (WHATWG URL does the same).
+  if (/^(?:\d+|0x[0-9a-f]*)$/.test(labels.at(-1)!)) return { ok: false, reason: "invalid IPv4 literal" };
   return { ok: true, host };
 }
 

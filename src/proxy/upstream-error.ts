@@ -41,6 +41,9 @@ export function classifyUpstreamError(err: NodeJS.ErrnoException, server: string
   if (code === "UPSTREAM_CONNECT_TIMEOUT") {
     return { code: "upstream_timeout", message: `${server}: no connection within the connect timeout` };
   }
+  if (code === "UPSTREAM_TLS_TIMEOUT") {
+    return { code: "upstream_timeout", message: `${server}: no TLS handshake within the connect timeout` };
+  }
   if (code in CONNECT_CODES) {
     return { code: "upstream_connect", message: `${server}: ${CONNECT_CODES[code]}` };
   }

@@ -15,7 +15,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -310,6 +309,3 @@ describe("Dockerfile", () => {
     expect(records).toMatch(/"event":"stop"/);
   });
 });
-
-// `net` is imported for its types in the helper signatures above.
-void net;

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { plannedEffect, replacementForServerMessage } from "../../src/policy/enforcement.js";
 import { PinStore } from "../../src/policy/pin-store.js";
 import { runCli } from "../helpers/proxy-harness.js";
-import { fakeClock, policyFrom, tempDir, toolsListResponse } from "./policy-fixtures.js";
+import { pinsApproveCommand, pinsListCommand } from "../../src/cli/pins-commands.js";
+import { captureStdout, fakeClock, policyFrom, tempDir, toolsListResponse } from "./policy-fixtures.js";
 
 const PIN_ONLY = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }\n";
 const SERVER = "mcp.example.com:443";
@@ -149,7 +150,7 @@ describe("mcp-wiretap pins list / approve", () => {
   });
   afterEach(() => tmp.cleanup());
 
-  it("lists pinned, changed and new tools; approve accepts them; --pins and --ca-dir both find the file", async () => {
+  it("lists pinned, changed and new tools; approve accepts them (one or all); --pins and --ca-dir both find the file", async () => {
     const caDir = path.join(tmp.dir, "ca");
     mkdirSync(caDir, { mode: 0o700 });
     const file = path.join(caDir, "pins.json");
@@ -159,42 +160,34 @@ describe("mcp-wiretap pins list / approve", () => {
     clock.advance(120_000);
     policy.judge(toolsListResponse([echoChanged, add, fresh], { server: SERVER }));
 
-    const empty = await runCli(["pins", "list", "--pins", path.join(tmp.dir, "none.json")]);
-    expect(empty.code).toBe(0);
-    expect(empty.stdout).toMatch(/^no pins yet \(.*none\.json\)\n$/);
-
-    const list = await runCli(["pins", "list", "--ca-dir", caDir]);
+    // The built CLI, for what a user sees: the list, an approval, a refusal (exit 2).
+    const [list, one, unknown] = [
+      await runCli(["pins", "list", "--ca-dir", caDir]),
+      await runCli(["pins", "approve", SERVER, "echo", "--pins", file]),
+      await runCli(["pins", "approve", "nope.example:443", "--pins", file]),
+    ];
     expect(list.code).toBe(0);
     const lines = list.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(SERVER);
     expect(lines[1]).toMatch(/^ {2}add\s+pinned\s+sha256:[0-9a-f]{16}…$/);
     expect(lines[2]).toMatch(/^ {2}echo\s+CHANGED, awaiting approval\s+sha256:[0-9a-f]{16}…$/);
     expect(lines[3]).toMatch(/^ {2}fresh\s+NEW, awaiting approval\s+sha256:[0-9a-f]{16}…$/);
-
-    const json = await runCli(["pins", "list", "--pins", file, "--json"]);
-    const parsed = JSON.parse(json.stdout) as Record<string, Record<string, { sha256: string | null; pending: unknown }>>;
-    expect(parsed[SERVER]!.fresh!.sha256).toBeNull();
-    expect(parsed[SERVER]!.echo!.pending).toMatchObject({ sha256: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
-
-    const one = await runCli(["pins", "approve", SERVER, "echo", "--pins", file]);
     expect(one).toMatchObject({ code: 0, stdout: "approved: echo\n" });
-    const rest = await runCli(["pins", "approve", SERVER, "--ca-dir", caDir]);
-    expect(rest).toMatchObject({ code: 0, stdout: "approved: fresh\n" });
-    const again = await runCli(["pins", "approve", SERVER, "--pins", file]);
-    expect(again).toMatchObject({ code: 0, stdout: "nothing was awaiting approval\n" });
-    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe("mcp-wiretap: no pins for server nope.example:443\n");
 
-    const after = await runCli(["pins", "list", "--pins", file]);
-    expect(after.stdout).not.toContain("awaiting approval");
+    // The same commands in process, for the rest.
+    expect(captureStdout(() => pinsListCommand({ caDir: tmp.dir, pins: path.join(tmp.dir, "none.json") }))).toMatch(/^no pins yet \(.*none\.json\)\n$/);
+    const parsed = JSON.parse(captureStdout(() => pinsListCommand({ caDir, json: true }))) as Record<string, Record<string, { sha256: string | null; pending: unknown }>>;
+    expect(parsed[SERVER]!.fresh!).toMatchObject({ sha256: null, approvedAt: null, pending: { sha256: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) } });
+    expect(parsed[SERVER]!.echo!.pending).toBeNull();
+    expect(() => pinsApproveCommand(SERVER, ["ghost"], { caDir, pins: file })).toThrow('server mcp.example.com:443 has no tool "ghost"');
+    expect(captureStdout(() => pinsApproveCommand(SERVER, [], { caDir }))).toBe("approved: fresh\n");
+    expect(captureStdout(() => pinsApproveCommand(SERVER, [], { caDir }))).toBe("nothing was awaiting approval\n");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(captureStdout(() => pinsListCommand({ caDir }))).not.toContain("awaiting approval");
     // The approved definitions are what a restarted proxy now trusts.
     const restarted = policyFrom(PIN_ONLY, { pins: new PinStore(file), now: clock.now });
     expect(restarted.judge(toolsListResponse([echoChanged, add, fresh], { server: SERVER })).rules).toEqual([]);
-
-    const unknown = await runCli(["pins", "approve", "nope.example:443", "--pins", file]);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe("mcp-wiretap: no pins for server nope.example:443\n");
-    const noTool = await runCli(["pins", "approve", SERVER, "ghost", "--pins", file]);
-    expect(noTool.code).toBe(2);
-    expect(noTool.stderr).toContain('has no tool "ghost"');
   });
 });

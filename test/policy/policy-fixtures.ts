@@ -105,3 +105,23 @@ export function fakeClock(start = Date.parse("2026-01-01T00:00:00Z")): { now: ()
 export function firing(d: { rules: { name: string }[] }): string[] {
   return d.rules.map((r) => r.name);
 }
+
+/**
+ * Runs a CLI command function in this process (what the `mcp-wiretap` action calls) and returns what it
+ * printed on stdout. Spawning the built CLI costs a Node start per call; the tests spawn it only where
+ * the exit code and process output matter.
+ */
+export function captureStdout(run: () => void): string {
+  let out = "";
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    out += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    run();
+  } finally {
+    process.stdout.write = write;
+  }
+  return out;
+}

@@ -3,9 +3,10 @@
  * each matcher says about itself, and `mcp-wiretap policy explain`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExplainInputError, policyExplainCommand } from "../../src/cli/policy-commands.js";
 import { buildMatchers, explainAll } from "../../src/policy/matchers.js";
 import { runCli } from "../helpers/proxy-harness.js";
-import { firing, notification, policyFrom, request, response, rpcEvent, tempDir, toolCall, writePolicyFile } from "./policy-fixtures.js";
+import { captureStdout, firing, notification, policyFrom, request, response, rpcEvent, tempDir, toolCall, writePolicyFile } from "./policy-fixtures.js";
 
 /** Detectors off, so only rules speak. */
 const QUIET = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: off }\n";
@@ -245,43 +246,53 @@ detectors: { secrets: deny }
   });
   afterAll(() => tmp.cleanup());
 
-  it("names the firing rules with their reasons, the conditions that held, and the decision", async () => {
-    const r = await runCli(["policy", "explain", file, "--message", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get-env", arguments: {} } })]);
+  it("(the built CLI) names the firing rules with their reasons, the conditions that held, the detector findings and the decision", async () => {
+    const message = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get-env", arguments: { filter: `AWS_ACCESS_KEY_ID=${AWS_KEY_ID}` } } };
+    const r = await runCli(["policy", "explain", file, "--message", JSON.stringify(message)]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("message: request tools/call (tool get-env), client_to_server, server mcp.example.com:443");
-    expect(r.stdout).toContain('✓ no-env (deny): ✓ method matches "tools/call"; ✓ tool matches "get-env"');
-    expect(r.stdout).toContain('✗ local-only (flag): ✗ server host matches "127.0.0.1"');
-    expect(r.stdout).toMatch(/fired:\n {2}no-env → deny: leaks the environment\n/);
-    expect(r.stdout).toContain("decision: deny (enforce mode: blocked)");
-  });
-
-  it("lists detector findings with type, path and a redacted detail — never the secret — and --server/--method apply", async () => {
-    const message = { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: `AWS_ACCESS_KEY_ID=${AWS_KEY_ID}` }] } };
-    const r = await runCli(["policy", "explain", file, "--message", JSON.stringify(message), "--server", "127.0.0.1:3000", "--method", "tools/call"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain("message: response tools/call, server_to_client, server 127.0.0.1:3000");
-    expect(r.stdout).toContain("local-only → flag");
-    expect(r.stdout).toContain("detector:secrets → deny: secrets: aws_access_key_id (1 finding)");
-    expect(r.stdout).toMatch(/aws_access_key_id at \/result\/content\/0\/text — AKIA…\(20 chars\)/);
     expect(r.stdout).not.toContain(AWS_KEY_ID);
-    expect(r.stdout).toContain("decision: deny (enforce mode: blocked)");
+    expect(r.stdout).toBe(
+      [
+        "message: request tools/call (tool get-env), client_to_server, server mcp.example.com:443",
+        "rules:",
+        '  ✓ no-env (deny): ✓ method matches "tools/call"; ✓ tool matches "get-env"',
+        '  ✗ local-only (flag): ✗ server host matches "127.0.0.1"',
+        "fired:",
+        "  no-env → deny: leaks the environment",
+        "  detector:secrets → deny: secrets: aws_access_key_id (1 finding)",
+        "      aws_access_key_id at /params/arguments/filter — AKIA…(20 chars)",
+        "decision: deny (enforce mode: blocked)",
+        "",
+      ].join("\n"),
+    );
   });
 
-  it("--json gives the rules, the decision with findings, and the message summary", async () => {
+  it("--server and --method place a response: a rule on the host fires, a secret in the result is found", () => {
     const message = { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } };
-    const r = await runCli(["policy", "explain", file, "--json", "--message", JSON.stringify(message), "--direction", "client_to_server"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).not.toContain(AWS_KEY_ID);
-    const out = JSON.parse(r.stdout) as {
+    const out = captureStdout(() => policyExplainCommand(file, { message: JSON.stringify(message), server: "127.0.0.1:3000", method: "tools/call" }));
+    expect(out).toContain("message: response tools/call, server_to_client, server 127.0.0.1:3000");
+    expect(out).toContain("  local-only → flag\n");
+    expect(out).toMatch(/aws_access_key_id at \/result\/content\/0\/text — AKIA…\(20 chars\)/);
+    expect(out).not.toContain(AWS_KEY_ID);
+    // Nothing fires: said so.
+    const quiet = captureStdout(() => policyExplainCommand(file, { message: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }), server: "mcp.example.com:443" }));
+    expect(quiet).toContain("fired:\n  (nothing)\ndecision: allow\n");
+  });
+
+  it("--json gives the rules, the decision with findings, and the message summary", () => {
+    const message = { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } };
+    const text = captureStdout(() => policyExplainCommand(file, { message: JSON.stringify(message), server: "mcp.example.com:443", direction: "client_to_server", json: true }));
+    expect(text).not.toContain(AWS_KEY_ID);
+    const out = JSON.parse(text) as {
       message: Record<string, unknown>;
-      rules: { name: string; matched: boolean }[];
+      rules: { name: string; matched: boolean; conditions: string }[];
       decision: { action: string; enforced: boolean; rules: { name: string; findings?: { type: string; path: string }[] }[] };
     };
     expect(out.message).toEqual({ kind: "response", method: null, tool: null, direction: "client_to_server", server: "mcp.example.com:443" });
-    expect(out.rules.map((x) => [x.name, x.matched])).toEqual([
-      ["no-env", false],
-      ["local-only", false],
+    expect(out.rules).toEqual([
+      { name: "no-env", action: "deny", matched: false, conditions: '✗ method matches "tools/call"; ✗ tool matches "get-env"' },
+      { name: "local-only", action: "flag", matched: false, conditions: '✗ server host matches "127.0.0.1"' },
     ]);
     expect(out.decision.action).toBe("deny");
     expect(out.decision.enforced).toBe(true);
@@ -290,9 +301,8 @@ detectors: { secrets: deny }
     expect(out.decision.rules[0]!.findings).toEqual([expect.objectContaining({ type: "aws_access_key_id", path: "/result/content/0/text" })]);
   });
 
-  it("a message that is not JSON exits 2 with the reason", async () => {
-    const r = await runCli(["policy", "explain", file, "--message", "{nope"]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^mcp-wiretap: --message is not JSON: /);
+  it("a message that is not JSON is refused (the CLI exits 2 with it)", () => {
+    expect(() => policyExplainCommand(file, { message: "{nope", server: "mcp.example.com:443" })).toThrow(ExplainInputError);
+    expect(() => policyExplainCommand(file, { message: "{nope", server: "mcp.example.com:443" })).toThrow(/^--message is not JSON: /);
   });
 });

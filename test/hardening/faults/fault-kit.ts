@@ -17,7 +17,7 @@ import https from "node:https";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { NODE_BIN, spawnCli, testCaFile, type SpawnedCli } from "../../helpers/proxy-harness.js";
+import { NODE_BIN, readRecords, spawnCli, testCaFile, type SpawnedCli } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 
 export interface FaultUpstream {
@@ -228,4 +228,19 @@ export function sleep(ms: number): Promise<void> {
 /** Resolves when `socket` emits `close` (at once if it already has). */
 export function closed(socket: net.Socket): Promise<void> {
   return socket.closed ? Promise.resolve() : new Promise((resolve) => socket.once("close", () => resolve()));
+}
+
+/** Polls a log file until a record matches; returns it. */
+export async function waitForLogRecord(
+  logFile: string,
+  match: (r: Record<string, unknown>) => boolean,
+  { timeoutMs = 10_000, what = "a log record" } = {},
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await readRecords(logFile)).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
 }

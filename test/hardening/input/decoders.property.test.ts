@@ -310,7 +310,11 @@ const hostileText = fc.oneof(
 const hostnameLabel = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/);
 const validTarget = fc.record({
   host: fc.oneof(
-    fc.array(hostnameLabel, { minLength: 1, maxLength: 4 }).map((l) => l.join(".")).filter((h) => !/^[\d.]+$/.test(h)),
+    // A DNS name's last label is never a number (the resolver would read the name as an IPv4 literal).
+    fc
+      .tuple(fc.array(hostnameLabel, { maxLength: 3 }), fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z]$/))
+      .filter(([, last]) => !/^0x[0-9a-f]*$/.test(last))
+      .map(([labels, last]) => [...labels, last].join(".")),
     fc.ipV4(),
     fc.ipV6(),
   ),
@@ -343,6 +347,36 @@ describe("target parsing on arbitrary strings", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("an accepted name is one the resolver cannot read as an IP address (0x7f.1, 0x7f000001, 1.2.3.0x4)", () => {
+    const numericish = fc
+      .array(fc.oneof(fc.nat({ max: 300 }).map(String), fc.nat().map((n) => `0x${n.toString(16)}`), fc.constantFrom("0x", "00", "0"), hostnameLabel), {
+        minLength: 1,
+        maxLength: 5,
+      })
+      .map((labels) => labels.join("."));
+    fc.assert(
+      fc.property(numericish, fc.boolean(), (name, trailingDot) => {
+        const host = trailingDot ? `${name}.` : name;
+        const result = parseConnectTarget(`${host}:443`);
+        if (!result.ok || isIP(result.target.host) !== 0) return;
+        // WHATWG URL applies the same IPv4 number rules as inet_aton: a name it parses must stay a name.
+        let parsed: string | undefined;
+        try {
+          parsed = new URL(`http://${host}/`).hostname;
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed !== undefined) expect(isIP(parsed)).toBe(0);
+        expect(result.target.host.split(".").at(-1)).not.toMatch(/^(?:\d+|0x[0-9a-f]*)$/);
+      }),
+      { numRuns: 3000 },
+    );
+    for (const alias of ["0x7f.1", "0x7f000001", "1.2.3.0x4", "0x7F.0.0.1", "127.0x0.0.1", "a.1"]) {
+      expect(parseConnectTarget(`${alias}:443`)).toMatchObject({ ok: false });
+      expect(parseHostHeader(alias, 443)).toMatchObject({ ok: false });
+    }
   });
 
   it("formatTarget round-trips through both parsers, for names and IP literals", () => {
@@ -589,7 +623,6 @@ async function runAddon(input: {
   await Promise.allSettled(flow?.decoding ?? []);
   await new Promise((resolve) => setImmediate(resolve));
   await addon.close!();
-  policy.close();
   return out;
 }
 
