@@ -46,7 +46,7 @@ export async function runBigResponse(dispatcher: Dispatcher, origin: string, chi
   const t0 = nowMs();
   let seconds: number | null = null;
   try {
-    const res = await request(`${origin}/big?mb=${mib}`, { dispatcher, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await request(`${origin}/big?mb=${mib}`, { dispatcher, signal: AbortSignal.timeout(Math.max(1, Math.floor(timeoutMs))) });
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
     for await (const chunk of res.body as AsyncIterable<Buffer>) bytes += chunk.length;
     if (bytes !== mib * 1024 * 1024) throw new Error(`received ${bytes} bytes of ${mib * 1024 * 1024}`);

@@ -45,7 +45,7 @@ function estimateReserve(pathsLeft: number, loggingLeft: boolean): number {
 }
 /** How long a variable-length measure may take: its own limit, or less when the run's budget is short. */
 function allowance(configuredMs: number, alsoKeepMs = 0): number {
-  return Math.max(0, Math.min(configuredMs, BUDGET_MS - (performance.now() - startedAt) - reserveMs - alsoKeepMs));
+  return Math.max(0, Math.floor(Math.min(configuredMs, BUDGET_MS - (performance.now() - startedAt) - reserveMs - alsoKeepMs)));
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-bench-"));
@@ -166,7 +166,7 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   if (measures.includes("handshake")) {
     await step(`new-host handshakes (${upstream.extra.length} hosts)`, () =>
       withDispatcher(p, { connections: 1 }, async (dispatcher) => {
-        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin, allowance(30_000, 10_000));
+        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin, Math.max(2000, allowance(30_000, 10_000)));
         if (r.handshake.errors.total) r.failures.push(`new-host handshakes: ${JSON.stringify(r.handshake.errors.messages)}`);
       }),
     );

@@ -99,6 +99,18 @@ export function proxyUrlFor(address: { host: string; port: number }, proxyAuth?:
   return `http://${credentials}${hostPart}:${address.port}`;
 }
 
+/** `url` with `user:password` credentials added, unless it has some already or `proxyAuth` is unset. */
+export function withCredentials(url: string, proxyAuth: string | undefined): string {
+  if (!proxyAuth) return url;
+  const parsed = new URL(url);
+  if (parsed.username || parsed.password) return url;
+  const colon = proxyAuth.indexOf(":");
+  if (colon < 1) throw new InvalidArgumentError("proxy credentials must be user:password.");
+  parsed.username = encodeURIComponent(proxyAuth.slice(0, colon));
+  parsed.password = encodeURIComponent(proxyAuth.slice(colon + 1));
+  return parsed.href.replace(/\/$/, "");
+}
+
 /**
  * The settings, in a stable order. `current` is the environment they will be applied to (NO_PROXY and
  * NODE_OPTIONS are derived from it). NO_PROXY/no_proxy are only touched when set; emptied ones are removed.

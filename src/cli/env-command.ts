@@ -8,7 +8,7 @@
  */
 import { Option, type Command } from "commander";
 import { loadOrCreateCa } from "../ca/index.js";
-import { clientSettings, DEFAULT_PROXY_URL, parseProxyUrl, renderSettings, SHELLS, type Shell } from "./client-env.js";
+import { clientSettings, DEFAULT_PROXY_URL, parseProxyUrl, renderSettings, SHELLS, withCredentials, type Shell } from "./client-env.js";
 import { caDirOption } from "./proxy-options.js";
 
 export interface EnvOptions {
@@ -16,6 +16,7 @@ export interface EnvOptions {
   proxy: string;
   caDir: string;
   preload: boolean;
+  proxyAuth?: string;
 }
 
 export function registerEnvCommand(program: Command): Command {
@@ -25,6 +26,7 @@ export function registerEnvCommand(program: Command): Command {
     .addOption(new Option("--shell <shell>", "syntax of the commands").choices(SHELLS).default("sh"))
     .addOption(new Option("--proxy <url>", "the running proxy").default(DEFAULT_PROXY_URL).argParser(parseProxyUrl))
     .addOption(caDirOption())
+    .addOption(new Option("--proxy-auth <user:password>", "credentials of a proxy that requires them (added to the URL)").env("MCP_WIRETAP_PROXY_AUTH"))
     .option("--no-preload", "do not add the Node 20/22 proxy preload to NODE_OPTIONS")
     .addHelpText(
       "after",
@@ -45,7 +47,8 @@ export async function envCommand(o: EnvOptions): Promise<void> {
   if (ca.created) {
     process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${o.proxy} must use this --ca-dir\n`);
   }
-  const settings = clientSettings({ proxyUrl: o.proxy, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload }, process.env);
+  const proxyUrl = withCredentials(o.proxy, o.proxyAuth);
+  const settings = clientSettings({ proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload }, process.env);
   process.stdout.write(renderSettings(o.shell, settings, "mcp-wiretap env: send clients through the proxy and trust its CA"));
   if (ca.warning) process.stderr.write(`mcp-wiretap: ${ca.warning}\n`);
 }

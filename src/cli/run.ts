@@ -7,13 +7,15 @@
  *   bridge speaks JSON-RPC there). It stops, and its records are flushed, after the command exits.
  * - `--proxy URL`: attach to a running proxy; the CA comes from --ca-dir (the running proxy's).
  * - Exit code: the command's; 128+n if a signal n ended it; 127 if it cannot be found, 126 if it cannot be
- *   executed. SIGINT, SIGTERM and SIGHUP are passed on to the command, which decides when to stop.
+ *   executed. SIGTERM, SIGHUP and SIGINT are passed on to the command, which decides when to stop (SIGINT
+ *   not when stdin is a terminal: Ctrl-C reaches the command directly, and twice would be one too many).
+ * - With --proxy, credentials from --proxy-auth / MCP_WIRETAP_PROXY_AUTH go into the URL if it has none.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { Option, type Command } from "commander";
 import { loadOrCreateCa } from "../ca/index.js";
-import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor } from "./client-env.js";
+import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor, withCredentials } from "./client-env.js";
 import { addProxyOptions, toStartOptions } from "./proxy-options.js";
 import { startProxy, StartError, type RunningProxy } from "./start.js";
 
@@ -26,8 +28,9 @@ export function registerRunCommand(program: Command): Command {
     .argument("<command...>", "the command and its arguments; put -- before it")
     .usage("[options] -- <command> [args...]");
   addProxyOptions(cmd, { port: 0 });
-  // Everything `start` has but --ca-dir configures the embedded proxy only.
-  const embeddedOnly = cmd.options.map((opt) => opt.attributeName()).filter((name) => name !== "caDir");
+  // Everything `start` has but --ca-dir (the CA to trust) and --proxy-auth (credentials to use) configures
+  // the embedded proxy only.
+  const embeddedOnly = cmd.options.map((opt) => opt.attributeName()).filter((name) => name !== "caDir" && name !== "proxyAuth");
   const logFile = cmd.options.find((opt) => opt.long === "--log-file");
   if (logFile) logFile.description = "write log records to this file (created 0600) instead of stderr";
   cmd
@@ -44,7 +47,7 @@ export function registerRunCommand(program: Command): Command {
         "Exit code: the command's (128+n for signal n; 127 if it is not found).",
         "",
         "Examples:",
-        "  mcp-wiretap run --log-file mcp.ndjson -- npx -y @modelcontextprotocol/inspector",
+        "  mcp-wiretap run --log-file mcp.ndjson -- npx -y mcp-remote https://mcp.example.com/mcp --enable-proxy",
         "  mcp-wiretap run --proxy http://127.0.0.1:8080 -- python client.py",
       ].join("\n"),
     )
@@ -84,7 +87,7 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
     throw new StartError(`cannot run ${file}: ${(err as Error).message}`);
   }
   const exited = new Promise<number>((resolve) => {
-    child.once("error", (err: NodeJS.ErrnoException) => {
+    child.on("error", (err: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // started; an error from kill() later is not fatal
       if (err.code === "ENOENT") {
         process.stderr.write(`mcp-wiretap: cannot run ${file}: command not found\n`);
@@ -112,7 +115,7 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
       const flags = misplaced.map((key) => cmd.options.find((opt) => opt.attributeName() === key)?.long ?? key);
       throw new StartError(`${flags.join(", ")} configure the proxy run starts itself; with --proxy they have no effect`);
     }
-    proxyUrl = attachTo;
+    proxyUrl = withCredentials(attachTo, startOptions.proxyAuth);
   } else {
     proxy = await startProxy({ ...startOptions, logFd: 2 });
     proxyUrl = proxyUrlFor(proxy.address, startOptions.proxyAuth);
@@ -135,6 +138,8 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
     throw err;
   }
   const forward = (signal: NodeJS.Signals): void => {
+    // Ctrl-C in a terminal already reached the command: it is in our foreground process group.
+    if (signal === "SIGINT" && process.stdin.isTTY) return;
     if (launched.child.exitCode === null && launched.child.signalCode === null) launched.child.kill(signal);
   };
   for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);

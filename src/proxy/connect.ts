@@ -83,7 +83,12 @@ function withFirstBytes(socket: Duplex, head: Buffer, then: (first: Buffer) => v
     then(head);
     return;
   }
+  // The client left before saying anything: nothing to serve. (The socket comes from the HTTP server, which
+  // allows half-open connections: without this it would stay open, CLOSE_WAIT, for good.)
+  const onEnd = (): void => void socket.destroy();
+  socket.once("end", onEnd);
   socket.once("data", (chunk: Buffer) => {
+    socket.off("end", onEnd);
     // Paused with the bytes put back: whoever takes the socket next (TLS or the HTTP parser) reads them.
     socket.pause();
     socket.unshift(chunk);

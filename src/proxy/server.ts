@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
-import type tls from "node:tls";
+import tls from "node:tls";
 import { AddonChain } from "./addon-chain.js";
 import { handleConnect, peerOf, printable, type ConnectDecision, type TunnelContext } from "./connect.js";
 import { Engine } from "./engine.js";
@@ -61,7 +61,9 @@ export class ProxyServer {
     this.addons = new AddonChain(opts.addons, (addon, hook, err) =>
       this.log.error({ event: "addon_error", addon, hook, err: errorText(err) }),
     );
-    const tlsOptions = { ca: opts.upstreamCa, rejectUnauthorized: !opts.insecureUpstream };
+    // One context for every upstream TLS connection: given `ca` instead, each new connection would parse
+    // every trusted root again (~80 ms of CPU and ~1.3 MB for the ~270 roots of Node and the system).
+    const tlsOptions = { secureContext: tls.createSecureContext({ ca: opts.upstreamCa }), rejectUnauthorized: !opts.insecureUpstream };
     this.upstream = {
       httpAgent: new http.Agent({ keepAlive: true, scheduling: "lifo" }),
       httpsAgent: new https.Agent({ keepAlive: true, scheduling: "lifo", ...tlsOptions }),

@@ -19,6 +19,7 @@ import {
   quotePowerShell,
   quoteSh,
   renderSettings,
+  withCredentials,
   withPreload,
 } from "../../src/cli/client-env.js";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
@@ -68,6 +69,9 @@ describe("unit: client settings", () => {
     expect(proxyUrlFor({ host: "0.0.0.0", port: 1 })).toBe("http://127.0.0.1:1");
     expect(proxyUrlFor({ host: "::1", port: 2 })).toBe("http://[::1]:2");
     expect(proxyUrlFor({ host: "127.0.0.1", port: 3 }, "us er:p@ss:w/rd")).toBe("http://us%20er:p%40ss%3Aw%2Frd@127.0.0.1:3");
+    expect(withCredentials("http://127.0.0.1:8080", "us er:p@ss:w/rd")).toBe("http://us%20er:p%40ss%3Aw%2Frd@127.0.0.1:8080");
+    expect(withCredentials("http://a:b@127.0.0.1:8080", "c:d")).toBe("http://a:b@127.0.0.1:8080");
+    expect(withCredentials("http://127.0.0.1:8080", undefined)).toBe("http://127.0.0.1:8080");
   });
 
   it("settings: proxies, trust, NO_PROXY only when set, removed when emptied", () => {

@@ -99,7 +99,7 @@ describe("the preload", () => {
     await proxy?.stop();
     await tlsUpstream?.close();
     await plainUpstream?.close();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const proxied = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({

@@ -13,6 +13,7 @@ import { assertBuilt, CLI_MAIN, NODE_BIN, readRecords, REPO_ROOT, startTestProxy
 
 const SYSTEM_NODE = "/usr/bin/node";
 const hasSystemNode = existsSync(SYSTEM_NODE);
+const PYTHON = ["/usr/bin/python3", "/usr/local/bin/python3"].find((p) => existsSync(p));
 
 /** Variables a developer's shell may carry that would change what the child does. */
 const SCRUBBED = [
@@ -21,7 +22,7 @@ const SCRUBBED = [
   "MCP_WIRETAP_PROXY_AUTH", "SSLKEYLOGFILE",
 ];
 
-export function scrubbedEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+function scrubbedEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of SCRUBBED) delete env[name];
   return { ...env, ...extra };
@@ -84,7 +85,7 @@ process.stdout.write(status + " " + text + "\\n");
 `;
 
 const WAIT_FOR_TERM = `
-process.on("SIGTERM", () => { process.stdout.write("got SIGTERM\\n"); process.exit(42); });
+for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => { process.stdout.write("got " + signal + "\\n"); process.exit(42); });
 process.stdout.write("ready\\n");
 setInterval(() => {}, 1000);
 `;
@@ -110,7 +111,7 @@ describe("mcp-wiretap run", () => {
 
   afterAll(async () => {
     await upstream?.close();
-    await rm(dir, { recursive: true, force: true });
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const server = () => `127.0.0.1:${upstream.port}`;
@@ -154,6 +155,20 @@ describe("mcp-wiretap run", () => {
     }
   });
 
+  it.skipIf(!PYTHON)("Python (urllib: HTTPS_PROXY, and SSL_CERT_FILE = system roots + our CA) goes through it", async () => {
+    const script = [
+      "import json, sys, urllib.request",
+      "body = json.dumps({'jsonrpc': '2.0', 'id': 7, 'method': 'tools/call', 'params': {'name': 'echo', 'arguments': {}}}).encode()",
+      "req = urllib.request.Request(sys.argv[1], data=body, headers={'content-type': 'application/json', 'accept': 'application/json, text/event-stream'})",
+      "print(urllib.request.urlopen(req, timeout=10).read().decode())",
+    ].join("\n");
+    const logFile = path.join(dir, "log-python.ndjson");
+    const result = await wiretap(["run", "--ca-dir", caDir, "--upstream-ca", upstreamCa, "--log-file", logFile, "--", PYTHON!, "-c", script, url]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/"ok": ?true/);
+    expectMcpRecords(await readRecords(logFile));
+  });
+
   it("without --log-file, records go to stderr and the command's stdout is untouched", async () => {
     const result = await wiretap(["run", "--ca-dir", caDir, "--upstream-ca", upstreamCa, "--", NODE_BIN, client, url]);
     expect(result.code, result.stderr).toBe(0);
@@ -165,10 +180,25 @@ describe("mcp-wiretap run", () => {
     expectMcpRecords(records);
   });
 
-  it("credentials of --proxy-auth are handed to the command in the proxy URL", async () => {
-    const { result, records } = await runClient(hasSystemNode ? SYSTEM_NODE : NODE_BIN, "fetch", ["--proxy-auth", "wire tap:p@ss:w/rd"]);
-    expect(result.code, result.stderr).toBe(0);
-    expectMcpRecords(records);
+  it("credentials of --proxy-auth are handed to the command in the proxy URL (embedded and attached)", async () => {
+    for (const node of hasSystemNode ? [SYSTEM_NODE, NODE_BIN] : [NODE_BIN]) {
+      const { result, records } = await runClient(node, "fetch", ["--proxy-auth", "wire tap:p@ss:w/rd"]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(records.filter((r) => r.event === "refused")).toEqual([]);
+      expectMcpRecords(records);
+    }
+    const proxy = await startTestProxy({ proxyAuth: "u:secret" });
+    try {
+      const denied = await wiretap(["run", "--proxy", proxy.url, "--ca-dir", proxy.caDir, "--", NODE_BIN, client, url]);
+      expect(denied.code).not.toBe(0);
+      const allowed = await wiretap(["run", "--proxy", proxy.url, "--ca-dir", proxy.caDir, "--", NODE_BIN, client, url], {
+        env: { MCP_WIRETAP_PROXY_AUTH: "u:secret" },
+      });
+      expect(allowed.code, allowed.stderr).toBe(0);
+      await proxy.waitForRecord((r) => r.event === "rpc" && r.method === "tools/call", { what: "tools/call record" });
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it("exits with the command's exit code, 128+n for a signal, 127 when it is not found", async () => {
@@ -181,23 +211,25 @@ describe("mcp-wiretap run", () => {
     expect(missing.stderr).toContain("mcp-wiretap: cannot run mcp-wiretap-no-such-command: command not found");
   });
 
-  it("passes SIGTERM on to the command, then stops the proxy with its records flushed", async () => {
-    const logFile = path.join(dir, "log-sigterm.ndjson");
-    const result = await wiretap(["run", "--ca-dir", caDir, "--log-file", logFile, "--", NODE_BIN, path.join(dir, "wait-for-term.mjs")], {
-      onSpawn(child, out) {
-        const poll = setInterval(() => {
-          if (out().includes("ready")) {
-            clearInterval(poll);
-            child.kill("SIGTERM");
-          }
-        }, 20);
-        child.once("close", () => clearInterval(poll));
-      },
-    });
-    expect(result.stdout).toBe("ready\ngot SIGTERM\n");
-    expect(result.code).toBe(42);
-    const records = await readRecords(logFile);
-    expect(records.at(-1)).toMatchObject({ event: "stop", reason: "command exited" });
+  it("passes SIGTERM and SIGINT on to the command, then stops the proxy with its records flushed", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const logFile = path.join(dir, `log-${signal}.ndjson`);
+      const result = await wiretap(["run", "--ca-dir", caDir, "--log-file", logFile, "--", NODE_BIN, path.join(dir, "wait-for-term.mjs")], {
+        onSpawn(child, out) {
+          const poll = setInterval(() => {
+            if (out().includes("ready")) {
+              clearInterval(poll);
+              child.kill(signal);
+            }
+          }, 20);
+          child.once("close", () => clearInterval(poll));
+        },
+      });
+      expect(result.stdout).toBe(`ready\ngot ${signal}\n`);
+      expect(result.code).toBe(42);
+      const records = await readRecords(logFile);
+      expect(records.at(-1)).toMatchObject({ event: "stop", reason: "command exited" });
+    }
   });
 
   it("--proxy attaches to a running proxy (CA from --ca-dir) and passes clean settings to the command", async () => {

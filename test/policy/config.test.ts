@@ -2,6 +2,7 @@
  * Policy files: what loads, and how a bad file is reported (file, line, column and the path inside it),
  * through the loader and through `mcp-wiretap policy check`.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPolicyFile, parsePolicy, PolicyConfigError } from "../../src/policy/load-config.js";
@@ -93,6 +94,18 @@ removeDeniedTools: false
     expect(p.rules).toEqual([]);
     for (const [name, setting] of Object.entries(p.detectors)) expect(setting, name).not.toBe("off");
     expect(Object.keys(p.detectors).sort()).toEqual(["hiddenText", "pii", "poisoning", "schema", "secrets", "toolPinning"]);
+  });
+});
+
+describe("docs/policy.md", () => {
+  it("every complete YAML example in it validates", () => {
+    const text = readFileSync(path.join(REPO_ROOT, "docs", "policy.md"), "utf8");
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    for (const [i, block] of blocks.entries()) {
+      // A fragment starting with a list key (e.g. only `rateLimits:`) is a complete file too.
+      expect(() => parsePolicy(block, `docs/policy.md yaml block ${i + 1}`), block).not.toThrow();
+    }
   });
 });
 

@@ -92,8 +92,9 @@ describe("enforce mode with the SDK client and server-everything", () => {
       });
       const secret = await proxy.waitForRecord((r) => isRpc(r) && r.tool === "echo" && (r.decision as { action?: string } | undefined)?.action === "deny", { what: "secret echo record" });
       expect(secret.decision).toMatchObject({ enforced: true, rules: [{ name: "detector:secrets", action: "deny", findings: [{ type: "aws_access_key_id", path: "/params/arguments/message" }] }] });
-      // The finding never carries the secret.
+      // Neither the finding nor the logged payload carries the secret.
       expect(JSON.stringify(secret.decision)).not.toContain(AWS_KEY_ID);
+      expect(readFileSync(proxy.logFile, "utf8")).not.toContain(AWS_KEY_ID);
       // No answer from the server for the denied requests, and the proxy does not leave them "unanswered" either.
       const all = await proxy.records();
       const deniedIds = all.filter((r) => isRpc(r) && r.session === denied.session && r.kind === "request" && (r.decision as { enforced?: boolean }).enforced).map((r) => r.id);

@@ -4,6 +4,8 @@
  * a poisoned tool in tools/list (removed, or the whole list refused). Client side: requests (JSON and SSE
  * answers), notifications, responses, batches, oversized bodies, and Accept-Encoding.
  */
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ScriptedUpstream, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -240,10 +242,31 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(rec).toMatchObject({ direction: "server_to_client", reason: "response larger than --max-inspect-bytes: passed on unjudged" });
     });
 
+    it("a server that compresses anyway: a denied JSON response is still replaced (encoded the same way); an allowed one passes as sent", async () => {
+      const req = call("lookup");
+      mcp.setScript((m) => ({ kind: "gzip", value: leakResult(m.id) }));
+      const res = await client.post(url, req);
+      expect(res.headers["content-encoding"]).toBe("gzip");
+      expect(Number(res.headers["content-length"])).toBe(res.body.length);
+      const decoded = JSON.parse(gunzipSync(res.body).toString()) as unknown;
+      expect(decoded).toEqual({ jsonrpc: "2.0", id: req.id, error: expect.objectContaining({ code: -32051, message: "blocked by mcp-wiretap policy: detector:secrets" }) });
+      const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === req.id && r.direction === "server_to_client", { what: "response record" });
+      expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true, effect: "replaced by a policy error" });
+
+      const ok = call("echo");
+      mcp.setScript((m) => ({ kind: "gzip", value: { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "fine" }] } } }));
+      const res2 = await client.post(url, ok);
+      expect(res2.body.equals(mcp.sent.at(-1)!)).toBe(true);
+    });
+
     it("Accept-Encoding is forced to identity on MCP requests", async () => {
       await client.post(url, call("echo"), { "accept-encoding": "gzip, br" });
       expect(up.requests.at(-1)!.headers["accept-encoding"]).toBe("identity");
     });
+  });
+
+  it("the log never carries the key: findings give its kind and place, payloads are masked", () => {
+    expect(readFileSync(proxy.logFile, "utf8")).not.toContain(AWS_KEY_ID);
   });
 });
 

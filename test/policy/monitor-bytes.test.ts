@@ -3,6 +3,7 @@
  * client receives through the proxy is byte-identical to what the upstream sent, requests reach the
  * upstream unchanged (headers included), and the records say deny, enforced: false.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScriptedUpstream, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -92,5 +93,9 @@ describe("monitor mode leaves the bytes identical", () => {
     const d = (await denialRecord(4, "client_to_server")).decision as Decision;
     expect(d).toMatchObject({ action: "deny", enforced: false });
     expect(d.rules.map((r) => r.name)).toContain("no-delete");
+  });
+
+  it("the records mask the key the client did receive (the secrets detector found it)", () => {
+    expect(readFileSync(proxy.logFile, "utf8")).not.toContain(AWS_KEY_ID);
   });
 });

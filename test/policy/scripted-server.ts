@@ -4,6 +4,7 @@
  * answer puts on the wire are kept, so a test can compare them with what the client received.
  */
 import type { ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
 import type { ScriptedRequest, ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 
 /** Built at run time: no complete credential in the source. */
@@ -28,6 +29,8 @@ export const LISTED_TOOLS = [CLEAN_TOOLS[0]!, POISONED_TOOL, CLEAN_TOOLS[1]!];
 export type Reply =
   | { kind: "json"; value: unknown; headers?: Record<string, string> }
   | { kind: "sse"; events: string }
+  /** JSON, gzip-encoded whatever the client asked for. */
+  | { kind: "gzip"; value: unknown }
   | { kind: "accepted" };
 
 /** The answers, by JSON-RPC method of the (first) message posted. */
@@ -71,6 +74,10 @@ export function scriptMcp(up: ScriptedUpstream): ScriptedMcp {
     if (reply.kind === "json") {
       const body = Buffer.from(JSON.stringify(reply.value));
       return send(res, 200, { "content-type": "application/json", "content-length": String(body.length), ...reply.headers }, body);
+    }
+    if (reply.kind === "gzip") {
+      const body = gzipSync(JSON.stringify(reply.value));
+      return send(res, 200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(body.length) }, body);
     }
     return send(res, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" }, Buffer.from(reply.events));
   });

@@ -100,7 +100,7 @@ describe("SSE decoder on arbitrary bytes", () => {
         expect(incomplete).toBeLessThanOrEqual(1);
         expect(fieldProblems).toBeLessThanOrEqual(2);
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
   });
 });
@@ -215,7 +215,7 @@ describe("body decoder (media type × content coding) on arbitrary bytes", () =>
           expect(messages.filter((m) => m.kind === "json").length).toBeLessThanOrEqual(1);
         },
       ),
-      { numRuns: 1500 },
+      { numRuns: 700 },
     );
   });
 
@@ -233,7 +233,7 @@ describe("body decoder (media type × content coding) on arbitrary bytes", () =>
         const chunked = await decodeBody("application/json", coding, splitAt(wire, cutPoints), opts);
         expect(chunked).toEqual(whole);
       }),
-      { numRuns: 600 },
+      { numRuns: 250 },
     );
   });
 });
@@ -268,7 +268,7 @@ describe("JSON-RPC classification on any value", () => {
           if (c.kind === "invalid") expect(typeof c.reason).toBe("string");
         }
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 
@@ -289,7 +289,7 @@ describe("JSON-RPC classification on any value", () => {
           expect(({} as Record<string, unknown>).jsonrpc).toBeUndefined();
         }
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 });
@@ -345,7 +345,7 @@ describe("target parsing on arbitrary strings", () => {
           assertSaneTarget(parseHostHeader(input, defaultPort));
         }
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
   });
 
@@ -371,7 +371,7 @@ describe("target parsing on arbitrary strings", () => {
         if (parsed !== undefined) expect(isIP(parsed)).toBe(0);
         expect(result.target.host.split(".").at(-1)).not.toMatch(/^(?:\d+|0x[0-9a-f]*)$/);
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
     for (const alias of ["0x7f.1", "0x7f000001", "1.2.3.0x4", "0x7F.0.0.1", "127.0x0.0.1", "a.1"]) {
       expect(parseConnectTarget(`${alias}:443`)).toMatchObject({ ok: false });
@@ -388,7 +388,7 @@ describe("target parsing on arbitrary strings", () => {
         expect(parseHostHeader(text, defaultPort)).toEqual({ ok: true, target: expected });
         expect(parseHostHeader(` ${text.toUpperCase()} `, defaultPort)).toEqual({ ok: true, target: expected });
       }),
-      { numRuns: 2000 },
+      { numRuns: 1500 },
     );
   });
 });
@@ -409,7 +409,7 @@ describe("stateless-revision headers on arbitrary values", () => {
           if (value === undefined || (Array.isArray(value) && value.length === 0)) expect(decoded).toBeUndefined();
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
   });
 
@@ -418,7 +418,7 @@ describe("stateless-revision headers on arbitrary values", () => {
       fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), (s) => {
         expect(decodeHeader(base64Of(s))).toBe(s);
       }),
-      { numRuns: 2000 },
+      { numRuns: 1500 },
     );
   });
 
@@ -446,7 +446,7 @@ describe("stateless-revision headers on arbitrary values", () => {
           expect(out === undefined).toBe(!named || headerName === name);
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 1500 },
     );
   });
 });
@@ -486,7 +486,7 @@ describe("legacy endpoint table on arbitrary strings and bases", () => {
           expect(table.lookup(server, session.endpointPath)).toBeUndefined();
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: 800 },
     );
   });
 });
@@ -514,7 +514,7 @@ describe("raw SSE framer", () => {
         expect(Buffer.concat(out.map((o) => o.raw)).equals(bytes)).toBe(true);
         for (const o of out) expect(o.raw.length).toBeGreaterThan(0);
       }),
-      { numRuns: 5000 },
+      { numRuns: 3000 },
     );
   });
 
@@ -527,7 +527,7 @@ describe("raw SSE framer", () => {
         expect(whole.filter((o) => !o.judged).length).toBeLessThanOrEqual(1);
         if (whole.length > 0 && !whole.at(-1)!.judged) expect(whole.slice(0, -1).every((o) => o.judged)).toBe(true);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
   });
 });
@@ -658,7 +658,7 @@ describe("the whole MCP addon on arbitrary bodies", () => {
           }
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: 450 },
     );
   });
 });
