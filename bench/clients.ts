@@ -33,3 +33,13 @@ export const MCP_HEADERS = {
 export function toolsCall(id: number | string): string {
   return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "hello from the bench" } } });
 }
+
+/** A `tools/call` that asks the upstream to stream `progress` notifications (token = the id) before its result. */
+export function toolsCallWithProgress(id: string, progress: number): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "long-task", arguments: { progress }, _meta: { progressToken: id } },
+  });
+}

@@ -1,14 +1,18 @@
 /**
- * Log completeness (mcp-wiretap only, on a fresh instance with its own log file): `tools/call` POSTs, one
- * JSON-RPC message each, sent open-loop at a fixed rate (with a cap on requests in flight), then the log is
- * read once it stops growing and again after the proxy was stopped (SIGTERM flushes it).
- * Counted: `event:"http"` records for POST /mcp, and `event:"rpc"` records when the proxy writes them —
- * an rpc record counts for the request whose unique id (`bench-log-<n>`) it mentions.
+ * Log completeness (mcp-wiretap only, on a fresh instance with its own log file). Load: `tools/call` POSTs
+ * sent open-loop (a cap on requests in flight), each answered as an event stream of `progress`
+ * notifications and the result, so one exchange carries 1 + progress + 1 JSON-RPC messages; the exchange
+ * rate is set so that messages cross the proxy at the rate asked. The log is read once it stops growing,
+ * and again after the proxy was stopped (SIGTERM flushes it).
+ * Counted: `event:"rpc"` records when the proxy writes them (expected: one per message; also checked: every
+ * request id `bench-log-<n>` appears in some rpc record), otherwise `event:"http"` records of POST /mcp
+ * (expected: one per exchange).
  */
 import { readFileSync } from "node:fs";
 import { request, type Dispatcher } from "undici";
-import { MCP_HEADERS, toolsCall } from "./clients.ts";
+import { MCP_HEADERS, toolsCallWithProgress } from "./clients.ts";
 import type { RunningPath } from "./paths.ts";
+import type { Upstream } from "./upstream.ts";
 import { ErrorTally, round } from "./stats.ts";
 import { nowMs, sleep, waitFor } from "./time.ts";
 
@@ -24,13 +28,22 @@ export interface LogCount {
 }
 
 export interface LoggingResult {
+  /** JSON-RPC messages per second asked for (both directions). */
   targetRate: number;
+  /** Messages per exchange: the request, `progress` notifications, the result. */
+  messagesPerExchange: number;
   /** Keep-alive connections the client used (set by the caller). */
   connections: number | null;
   seconds: number;
-  sent: number;
+  /** Exchanges started / answered with status 200. */
+  exchanges: number;
   answered: number;
+  /** Messages that crossed the proxy: requests sent + messages the upstream wrote. */
+  sent: number;
+  /** Messages per second over the sending window. */
   achievedRate: number | null;
+  /** Request ids that appear in no rpc record (null without rpc records). */
+  requestIdsMissing: number | null;
   beforeStop: LogCount;
   afterStop: LogCount | null;
   /** Which record kind the missing count is based on. */
@@ -78,10 +91,19 @@ export function countLog(file: string): LogCount {
   return count;
 }
 
-export async function runLogging(path: RunningPath, dispatcher: Dispatcher, origin: string, opts: { rate: number; seconds: number; maxInFlight: number }): Promise<LoggingResult> {
+export async function runLogging(
+  path: RunningPath,
+  dispatcher: Dispatcher,
+  origin: string,
+  upstream: Upstream,
+  opts: { rate: number; seconds: number; maxInFlight: number; progress: number },
+): Promise<LoggingResult> {
   if (!path.logFile || !path.child) throw new Error("the logging measure needs mcp-wiretap with a log file");
   const errors = new ErrorTally();
   const headers = { ...MCP_HEADERS, accept: "application/json, text/event-stream" };
+  const perExchange = opts.progress + 2;
+  const exchangeRate = opts.rate / perExchange;
+  const upstreamBefore = upstream.messagesWritten;
   let sent = 0;
   let answered = 0;
   let inFlight = 0;
@@ -90,7 +112,7 @@ export async function runLogging(path: RunningPath, dispatcher: Dispatcher, orig
   const send = (): void => {
     const id = `${ID_PREFIX}${sent++}`;
     inFlight++;
-    request(`${origin}/mcp`, { dispatcher, method: "POST", headers, body: toolsCall(id) })
+    request(`${origin}/mcp`, { dispatcher, method: "POST", headers, body: toolsCallWithProgress(id, opts.progress) })
       .then(async (res) => {
         await res.body.text();
         if (res.statusCode === 200) answered++;
@@ -100,12 +122,13 @@ export async function runLogging(path: RunningPath, dispatcher: Dispatcher, orig
       .finally(() => inFlight--);
   };
   while (nowMs() < end) {
-    const due = Math.floor(((nowMs() - start) / 1000) * opts.rate);
+    const due = Math.floor(((nowMs() - start) / 1000) * exchangeRate);
     while (sent < due && inFlight < opts.maxInFlight) send();
     await sleep(1);
   }
   const sendSeconds = (nowMs() - start) / 1000;
   await waitFor(() => inFlight === 0, 20_000, 10);
+  const messages = sent + (upstream.messagesWritten - upstreamBefore);
 
   // Wait until the log stops growing (or holds every record), then stop the proxy and count again.
   let last = -1;
@@ -117,27 +140,30 @@ export async function runLogging(path: RunningPath, dispatcher: Dispatcher, orig
       last = n;
       stableSince = nowMs();
     }
-    return c.http >= sent || nowMs() - stableSince > 1000;
+    return (c.http >= sent && c.rpc >= messages) || nowMs() - stableSince > 1000;
   }, 15_000, 100);
   const beforeStop = countLog(path.logFile);
   const stop = await path.stop();
   await sleep(100);
   const afterStop = countLog(path.logFile);
-  const final = afterStop;
-  const countedEvent = final.rpc > 0 ? "rpc" : "http";
-  const written = countedEvent === "rpc" ? (final.rpcIdsSeen > 0 ? final.rpcIdsSeen : final.rpc) : final.http;
+  const countedEvent = afterStop.rpc > 0 ? "rpc" : "http";
+  const expected = countedEvent === "rpc" ? messages : sent;
+  const written = countedEvent === "rpc" ? afterStop.rpc : afterStop.http;
   return {
     targetRate: opts.rate,
+    messagesPerExchange: perExchange,
     connections: null,
     seconds: round(sendSeconds) ?? 0,
-    sent,
+    exchanges: sent,
     answered,
-    achievedRate: round(sent / sendSeconds, 0),
+    sent: messages,
+    achievedRate: round(messages / sendSeconds, 0),
+    requestIdsMissing: countedEvent === "rpc" ? sent - afterStop.rpcIdsSeen : null,
     beforeStop,
     afterStop,
     countedEvent,
     written,
-    missing: Math.max(0, sent - written),
+    missing: Math.max(0, expected - written),
     stop,
     errors: errors.toJSON(),
   };

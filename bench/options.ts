@@ -20,9 +20,9 @@ export interface BenchOptions {
     bigMiB: number;
     bigTimeoutMs: number;
     streams: number;
-    /** Time allowed to open the streams (mitmdump: `streamsTimeoutMitmdumpMs`, it never delivers them). */
+    /** Time allowed to open the streams through mcp-wiretap, and through the peers (bare engine, mitmdump). */
     streamsTimeoutMs: number;
-    streamsTimeoutMitmdumpMs: number;
+    streamsTimeoutPeersMs: number;
     logRate: number;
     logSeconds: number;
   };
@@ -70,11 +70,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     durations: quick
       ? {
           warmupMs: 200, loadMs: 1000, loadMsOther: 700, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
-          bigMiB: 20, bigTimeoutMs: 15_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutMitmdumpMs: 5_000, logRate: 5000, logSeconds: 2,
+          bigMiB: 20, bigTimeoutMs: 15_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
         }
       : {
           warmupMs: 300, loadMs: 3000, loadMsOther: 2000, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
-          bigMiB: 100, bigTimeoutMs: 30_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutMitmdumpMs: 10_000, logRate: 5000, logSeconds: 10,
+          bigMiB: 100, bigTimeoutMs: 30_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
         },
   };
 }

@@ -111,12 +111,14 @@ export function checkTargets(paths: PathResult[], logging: Results["logging"], q
   );
   if (logging && "sent" in logging) {
     const rateOk = logging.achievedRate !== null && logging.achievedRate >= 0.95 * logging.targetRate;
+    const idsOk = logging.requestIdsMissing === null || logging.requestIdsMissing === 0;
     out.push({
       target: `zero missing log records at ${logging.targetRate} msg/s`,
       value:
-        `${logging.missing} missing of ${logging.sent} sent (counted: ${logging.countedEvent} records)` +
+        `${logging.missing} missing of ${logging.sent} messages (counted: ${logging.countedEvent} records` +
+        `${logging.requestIdsMissing === null ? "" : `; request ids in no record: ${logging.requestIdsMissing}`})` +
         (rateOk ? "" : `; only ${logging.achievedRate} msg/s could be sent: the proxy did not keep up`),
-      verdict: logging.missing === 0 && logging.sent > 0 && rateOk ? "PASS" : "FAIL",
+      verdict: logging.missing === 0 && idsOk && logging.sent > 0 && rateOk ? "PASS" : "FAIL",
     });
   } else {
     out.push({ target: "zero missing log records", value: logging && "skipped" in logging ? logging.skipped : "not measured", verdict: "SKIP" });
@@ -168,9 +170,10 @@ export function table(results: Results): string {
   if (lg && "sent" in lg) {
     out.push(
       "",
-      `Logging (mcp-wiretap): ${lg.sent} messages sent in ${lg.seconds} s (${lg.achievedRate}/s, target ${lg.targetRate}/s, ${lg.connections} connections), ${lg.answered} answered; ` +
-        `http records ${lg.afterStop?.http ?? lg.beforeStop.http}, rpc records ${lg.afterStop?.rpc ?? lg.beforeStop.rpc}; ` +
-        `missing ${lg.missing} (counted on ${lg.countedEvent}); before stop: http ${lg.beforeStop.http}, rpc ${lg.beforeStop.rpc}`,
+      `Logging (mcp-wiretap): ${lg.sent} JSON-RPC messages in ${lg.seconds} s (${lg.achievedRate}/s, target ${lg.targetRate}/s): ` +
+        `${lg.exchanges} tools/call exchanges of ${lg.messagesPerExchange} messages over ${lg.connections} connections, ${lg.answered} answered; ` +
+        `records after stop: http ${lg.afterStop?.http ?? "–"}, rpc ${lg.afterStop?.rpc ?? "–"} (before stop: http ${lg.beforeStop.http}, rpc ${lg.beforeStop.rpc}); ` +
+        `missing ${lg.missing} (counted on ${lg.countedEvent})`,
     );
   } else if (lg) out.push("", `Logging: ${lg.skipped}`);
   out.push("", "Targets (mcp-wiretap):");

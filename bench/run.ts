@@ -28,6 +28,8 @@ const WATCHDOG_MS = 175_000;
 const BUDGET_MS = 165_000;
 /** Keep-alive connections used by the logging measure (requests beyond them queue in the client). */
 const LOG_CONNECTIONS = 32;
+/** Progress notifications per logged exchange: 1 request + 8 notifications + 1 result = 10 messages. */
+const LOG_PROGRESS = 8;
 const RESULTS_FILE = path.join(REPO, "bench", "results.json");
 
 const options = parseOptions(process.argv.slice(2));
@@ -40,7 +42,8 @@ const progress = (msg: string): void => {
 /** Time the rest of the run needs at least, for the paths not started yet and the logging measure. */
 let reserveMs = 0;
 function estimateReserve(pathsLeft: number, loggingLeft: boolean): number {
-  const perPath = 2000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 3000 + 5000;
+  // start, load runs, SSE stream, handshakes, big response, open streams and their check.
+  const perPath = 3000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 3000 + 5000 + d.streamsTimeoutPeersMs + 2000;
   return pathsLeft * perPath + (loggingLeft ? d.logSeconds * 1000 + 8000 : 0);
 }
 /** How long a variable-length measure may take: its own limit, or less when the run's budget is short. */
@@ -166,7 +169,7 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   if (measures.includes("handshake")) {
     await step(`new-host handshakes (${upstream.extra.length} hosts)`, () =>
       withDispatcher(p, { connections: 1 }, async (dispatcher) => {
-        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin, Math.max(2000, allowance(30_000, 10_000)));
+        r.handshake = await runHandshakes(p, upstream.extra, dispatcher, origin, Math.max(2000, allowance(15_000, 10_000)));
         if (r.handshake.errors.total) r.failures.push(`new-host handshakes: ${JSON.stringify(r.handshake.errors.messages)}`);
       }),
     );
@@ -183,7 +186,7 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
     if (p.proxy) {
       await step(`${d.streams} open SSE streams`, async () => {
         const dispatcher = dispatcherFor(p, { bodyTimeoutMs: 0, headersTimeoutMs: 0 });
-        const timeoutMs = allowance(p.name === "mitmdump" ? d.streamsTimeoutMitmdumpMs : d.streamsTimeoutMs);
+        const timeoutMs = allowance(p.name === "mcp-wiretap" ? d.streamsTimeoutMs : d.streamsTimeoutPeersMs);
         try {
           if (timeoutMs < 3000) throw new Error("skipped: the run's time budget is used up");
           r.streams = await runOpenStreams(dispatcher, origin, upstream, child, { count: d.streams, batch: 100, timeoutMs });
@@ -196,7 +199,6 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
           const closed = await waitFor(() => upstream.openHolds === 0, 3000, 50);
           if (r.streams) r.streams.upstreamStillOpen3sAfterClientsClosed = upstream.openHolds;
           if (!closed) r.failures.push(`open SSE streams: ${upstream.openHolds} upstream streams still open 3 s after the clients closed theirs`);
-          await waitFor(() => upstream.openHolds === 0, 2000, 50);
         }
       });
     }
@@ -204,12 +206,12 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
 }
 
 /** Log completeness, on a fresh mcp-wiretap instance (run right after the mcp-wiretap path). */
-async function measureLogging(ctx: BenchContext, origin: string): Promise<void> {
-  progress(`mcp-wiretap: logging completeness (${d.logRate} msg/s for ${d.logSeconds} s, fresh instance)`);
+async function measureLogging(ctx: BenchContext, origin: string, upstream: Upstream): Promise<void> {
+  progress(`mcp-wiretap: logging completeness (${d.logRate} JSON-RPC messages/s for ${d.logSeconds} s, fresh instance)`);
   try {
     const p = await startWiretap(ctx);
     await withDispatcher(p, { connections: LOG_CONNECTIONS }, async (dispatcher) => {
-      const logging = await runLogging(p, dispatcher, origin, { rate: d.logRate, seconds: d.logSeconds, maxInFlight: 256 });
+      const logging = await runLogging(p, dispatcher, origin, upstream, { rate: d.logRate, seconds: d.logSeconds, maxInFlight: 256, progress: LOG_PROGRESS });
       logging.connections = LOG_CONNECTIONS;
       results.logging = logging;
     });
@@ -267,7 +269,7 @@ async function main(): Promise<void> {
         r.failures.push(`log has ${event} warnings/errors, e.g.: ${samples.join("\n    ")}`);
       }
     }
-    if (name === "mcp-wiretap" && wantLogging) await measureLogging(ctx, origin);
+    if (name === "mcp-wiretap" && wantLogging) await measureLogging(ctx, origin, upstream);
   }
 
   await upstream.close();

@@ -2,7 +2,9 @@
  * The loopback HTTPS MCP-like upstream every path talks to (runs in the bench process, so its clock is the
  * client's clock):
  *   POST /mcp             JSON-RPC: a `tools/call` result as application/json, or as text/event-stream when
- *                         the request accepts only text/event-stream (Streamable HTTP); 202 for notifications
+ *                         the request accepts only text/event-stream (Streamable HTTP); when the call asks for
+ *                         `arguments.progress` = K (with `_meta.progressToken`), an event stream of K
+ *                         `notifications/progress` and then the result; 202 for notifications
  *   GET  /sse?count&interval  `count` progress notifications, one every `interval` ms, each stamped with the
  *                         server's monotonic write time (`sentNs`), then the stream ends
  *   GET  /hold            an SSE stream that sends one event and stays open until the client goes
@@ -21,6 +23,8 @@ export interface Upstream {
   extra: { host: string; port: number }[];
   readonly openHolds: number;
   readonly openConnections: number;
+  /** JSON-RPC messages written in answers to POST /mcp (results and progress notifications). */
+  readonly messagesWritten: number;
   /** TLS connections accepted so far (all listeners). */
   readonly connectionsAccepted: number;
   close(): Promise<void>;
@@ -40,6 +44,7 @@ function sseHead(res: http.ServerResponse): void {
 export async function startUpstream(opts: { cert: string; key: string; extraHosts: readonly string[] }): Promise<Upstream> {
   let openHolds = 0;
   let connectionsAccepted = 0;
+  let messagesWritten = 0;
   const sockets = new Set<Socket>();
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -48,7 +53,7 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        let message: { id?: unknown; method?: unknown } = {};
+        let message: { id?: unknown; method?: unknown; params?: { arguments?: { progress?: unknown }; _meta?: { progressToken?: unknown } } } = {};
         try {
           message = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof message;
         } catch {
@@ -61,10 +66,23 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
         }
         const accept = String(req.headers.accept ?? "");
         const body = jsonRpcResult(message.id);
-        if (accept.includes("text/event-stream") && !accept.includes("application/json")) {
+        const progress = Math.min(1000, Math.max(0, Number(message.params?.arguments?.progress ?? 0) || 0));
+        const token = message.params?._meta?.progressToken;
+        if (progress > 0 && token !== undefined && accept.includes("text/event-stream")) {
+          sseHead(res);
+          let events = "";
+          for (let k = 1; k <= progress; k++) {
+            const note = { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: k, total: progress } };
+            events += `event: message\ndata: ${JSON.stringify(note)}\n\n`;
+          }
+          messagesWritten += progress + 1;
+          res.end(`${events}event: message\ndata: ${body}\n\n`);
+        } else if (accept.includes("text/event-stream") && !accept.includes("application/json")) {
+          messagesWritten++;
           sseHead(res);
           res.end(`event: message\ndata: ${body}\n\n`);
         } else {
+          messagesWritten++;
           res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
         }
       });
@@ -158,6 +176,9 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
     },
     get openConnections() {
       return sockets.size;
+    },
+    get messagesWritten() {
+      return messagesWritten;
     },
     get connectionsAccepted() {
       return connectionsAccepted;

@@ -31,7 +31,8 @@ function runWithStdin(args: string[], input: string, env: NodeJS.ProcessEnv = PL
       child.kill("SIGKILL");
       reject(new Error(`tail on stdin did not end; stdout so far:\n${stdout}`));
     }, 15_000);
-    child.once("exit", (code) => {
+    // "close", not "exit": the process may exit before its stdout has been read to the end.
+    child.once("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

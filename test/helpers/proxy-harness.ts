@@ -392,7 +392,7 @@ export function spawnCli(args: string[], { env }: { env?: NodeJS.ProcessEnv } = 
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
+    child.once("close", (code, signal) => resolve({ code, signal })),
   );
   let done = false;
   void exited.then(() => (done = true));

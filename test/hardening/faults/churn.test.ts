@@ -135,7 +135,7 @@ describe("connection churn against the CLI proxy", () => {
     const failures: Record<string, number> = {};
     const errors: string[] = [];
     const done: Record<Kind, number> = { plain: 0, tls: 0, "connect-close": 0, "half-hello": 0 };
-    const rssAt: { connections: number; rssMb: number; fds: number }[] = [];
+    const samples: { connections: number; rss: number }[] = [];
     const startedAt = Date.now();
     let total = 0;
     let peakFds = 0;
@@ -154,7 +154,7 @@ describe("connection churn against the CLI proxy", () => {
       await Promise.all(batch);
       total += CONCURRENCY;
       peakFds = Math.max(peakFds, fdCount(proxy.pid));
-      if (total % 2_500 === 0) rssAt.push({ connections: total, rssMb: Math.round(rssBytes(proxy.pid) / MB), fds: fdCount(proxy.pid) });
+      samples.push({ connections: total, rss: rssBytes(proxy.pid) });
     }
     const elapsedMs = Date.now() - startedAt;
 
@@ -165,15 +165,21 @@ describe("connection churn against the CLI proxy", () => {
       fds = fdCount(proxy.pid);
     }
     const rss = rssBytes(proxy.pid);
+    const mid = samples[Math.floor(samples.length / 2) - 1]!;
+    const last = samples.at(-1)!;
+    const along = samples.filter((_, i) => (i + 1) % Math.max(1, Math.floor(samples.length / 4)) === 0).map((x) => `${x.connections}: ${Math.round(x.rss / MB)} MB`);
     console.log(
       `[faults] churn: ${total} connections in ${elapsedMs} ms (${Math.round((total * 1000) / elapsedMs)}/s), ${JSON.stringify(done)}; ` +
         `failures ${JSON.stringify(failures)} ${errors.join(" | ")}; fds baseline ${baseline.fds}, peak ${peakFds}, after ${fds}; ` +
-        `RSS baseline ${(baseline.rss / MB).toFixed(1)} MB, after ${(rss / MB).toFixed(1)} MB; along the way ${JSON.stringify(rssAt)}`,
+        `RSS baseline ${(baseline.rss / MB).toFixed(1)} MB, after ${(rss / MB).toFixed(1)} MB; along the way ${along.join(", ")}`,
     );
     expect(failures).toEqual({});
     expect(total).toBeGreaterThanOrEqual(2_000);
     expect(fds).toBeLessThanOrEqual(baseline.fds + FD_TOLERANCE);
-    expect(rss - baseline.rss).toBeLessThan(150 * MB);
+    // RSS grows while V8 sizes its heap for the allocation rate (the live heap after a full GC stays near
+    // 20 MB: see docs/reliability.md), and levels off: the second half of the run adds less than the first.
+    expect(rss - baseline.rss).toBeLessThan(256 * MB);
+    expect(last.rss - mid.rss).toBeLessThan(Math.max(mid.rss - baseline.rss, 32 * MB));
 
     // Every request that got through is on the record, and the proxy still serves.
     const served = done.plain + done.tls;
@@ -183,6 +189,9 @@ describe("connection churn against the CLI proxy", () => {
       records = await readRecords(proxy.logFile);
     }
     const http = records.filter((r) => r.event === "http" && r.path === "/churn");
+    const byEvent: Record<string, number> = {};
+    for (const r of records) byEvent[String(r.event)] = (byEvent[String(r.event)] ?? 0) + 1;
+    console.log(`[faults] churn: records by event ${JSON.stringify(byEvent)}; e.g. ${JSON.stringify(records.find((r) => r.event === "client_tls_error"))}`);
     expect(http.length).toBe(served + 2); // + the warm-up's two
     expect(http.every((r) => r.status === 200)).toBe(true);
     await withTimeout(once("tls", 0), 10_000, "after the churn");

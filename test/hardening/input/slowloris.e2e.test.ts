@@ -16,7 +16,7 @@ import { patternBytes, startHttpUpstream, startHttpsUpstream, type TestUpstream 
 import { openTunnel, parseRawResponse, readAll, startTestProxy, tlsThroughTunnel, type TestProxy } from "../../helpers/proxy-harness.js";
 import { proxyAgent } from "./input-kit.js";
 
-const SLOW_MS = 3_000;
+const SLOW_MS = 2_500;
 const BYTE_EVERY_MS = 200;
 
 describe("slowloris and half-open clients", () => {
