@@ -50,6 +50,9 @@ export interface StartOptions {
   auditChain?: boolean;
   /** When records cannot be written: keep passing traffic (default) or refuse it. */
   onLogError?: OnLogError;
+  /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
+  headersTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
 }
 
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -116,6 +119,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     passthrough: opts.passthrough,
     proxyAuth,
     reverse,
+    ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
+    ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,

@@ -28,7 +28,11 @@ export interface ConnectHandlerOptions {
   passthroughEnd(tunnel: TunnelInfo, stats: { bytesUp: number; bytesDown: number; error: string | null }): void;
   /** Receives the key-log lines of the client leg (--keylog). */
   keylog?: (line: Buffer) => void;
+  /** How long a tunnel may take to send its first byte and, for TLS, to finish the handshake. */
+  handshakeTimeoutMs?: number;
 }
+
+const DEFAULT_HANDSHAKE_TIMEOUT_MS = 30_000;
 
 const TLS_HANDSHAKE = 0x16;
 
@@ -51,8 +55,19 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
   if (decision.action === "passthrough") return passThrough(opts, info, socket, head);
 
   socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+  // A tunnel that stays silent, or never finishes its TLS handshake, is closed (and said so) after a while.
+  const timeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+  let ready = false;
+  const timer = setTimeout(() => {
+    if (ready) return;
+    opts.clientTlsError(info, new Error(`no request and no completed TLS handshake within ${timeoutMs / 1000} s after CONNECT`));
+    socket.destroy();
+  }, timeoutMs);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
   withFirstBytes(socket, head, (first) => {
     if (first[0] !== TLS_HANDSHAKE) {
+      ready = true;
       opts.serve(socket, { info, secure: false, clientTls: null });
       // The HTTP server reads the socket through 'data' events: it stays paused (bytes put back) otherwise.
       socket.resume();
@@ -66,6 +81,7 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
     if (opts.keylog) tlsSocket.on("keylog", opts.keylog);
     const tunnel: TunnelContext = { info, secure: true, clientTls: null };
     tlsSocket.once("secure", () => {
+      ready = true;
       tunnel.clientTls = tlsSocket.getProtocol() ?? null;
     });
     tlsSocket.on("error", (err) => {

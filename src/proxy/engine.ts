@@ -35,11 +35,13 @@ class QuietProxy extends Proxy {
   }
 }
 
+const HEADERS_TIMEOUT_MS = 60_000;
+
 export class Engine {
   readonly server: http.Server;
   private readonly proxy: QuietProxy;
 
-  constructor(handlers: EngineHandlers) {
+  constructor(handlers: EngineHandlers, headersTimeoutMs = HEADERS_TIMEOUT_MS) {
     this.proxy = new QuietProxy(handlers.error);
     // Read by the engine's request path; the exchange never uses them (we forward ourselves).
     this.proxy.options = { keepAlive: true };
@@ -52,7 +54,14 @@ export class Engine {
       handlers.request(req, ctx.proxyToClientResponse, requestTargets.get(req) ?? req.url ?? "/");
     });
 
-    this.server = http.createServer({ keepAlive: true, requestTimeout: 0 });
+    // A request body may stream for as long as it likes (requestTimeout 0), but its head must arrive within a
+    // minute: a client trickling header bytes (slowloris) is cut off with 408 and a record.
+    this.server = http.createServer({
+      keepAlive: true,
+      requestTimeout: 0,
+      headersTimeout: headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, headersTimeoutMs / 2)),
+    });
     // No idle timeout: an SSE response may stay open for hours.
     this.server.timeout = 0;
     this.server.on("request", (req, res) => {
@@ -64,7 +73,8 @@ export class Engine {
     this.server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (err.code !== "ECONNRESET" && socket.writable) {
         handlers.malformed(err, socket);
-        socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+        const status = err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+        socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       } else {
         socket.destroy();
       }

@@ -39,6 +39,10 @@ export interface ProxyServerOptions {
   reverse?: ReverseMapping[];
   /** Key-log lines of both TLS legs (--keylog). */
   keylog?: (line: Buffer) => void;
+  /** How long a request head may take to arrive (slowloris guard); default 60 s. */
+  headersTimeoutMs?: number;
+  /** How long a CONNECT tunnel may take to start talking and finish its TLS handshake; default 30 s. */
+  handshakeTimeoutMs?: number;
   /** Why new traffic must be refused right now (e.g. records cannot be written in --on-log-error block), or null. */
   refuseTraffic?: () => string | null;
 }
@@ -79,7 +83,7 @@ export class ProxyServer {
       upgrade: (req, socket, head) => this.onUpgrade(req, socket, head, tlsOptions),
       malformed: (err, socket) => this.onMalformed(err, socket),
       error: (kind, err) => this.log.debug({ event: "engine_error", kind, err: errorText(err) }),
-    });
+    }, opts.headersTimeoutMs);
   }
 
   async listen(): Promise<{ host: string; port: number; reversePorts: number[] }> {
@@ -155,6 +159,7 @@ export class ProxyServer {
         },
         secureContextFor: (host) => this.opts.secureContextFor(host),
         ...(this.opts.keylog ? { keylog: this.opts.keylog } : {}),
+        ...(this.opts.handshakeTimeoutMs ? { handshakeTimeoutMs: this.opts.handshakeTimeoutMs } : {}),
         serve: (tunnelSocket, tunnel) => {
           this.tunnels.set(tunnelSocket, tunnel);
           this.engine.serveTunnel(tunnelSocket);
