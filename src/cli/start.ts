@@ -99,7 +99,12 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       rpc: (e) => {
         const decision = policy.judge(e);
         e.decision = decision;
-        if (decision.enforced) decision.effect = plannedEffect(e, policyConfig.removeDeniedTools);
+        if (decision.enforced && e.notEnforceable) {
+          decision.enforced = false;
+          decision.effect = `not enforced: ${e.notEnforceable}`;
+        } else if (decision.enforced) {
+          decision.effect = plannedEffect(e, policyConfig.removeDeniedTools);
+        }
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
         log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
       },

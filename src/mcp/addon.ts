@@ -34,6 +34,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     scope: flow.scope,
     assignedSession: flow.assignedSession,
     ...(flow.ex.server.insecure ? { insecureUpstream: true } : {}),
+    ...(flow.notEnforceable && direction === "server_to_client" ? { notEnforceable: flow.notEnforceable } : {}),
     ...extra,
   });
 
@@ -126,6 +127,11 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         flow.requestDecoder = decoder(flow, "client_to_server", h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
+      } else if (opts.enforce && ex.request.method === "POST") {
+        // A lenient server may accept JSON-RPC under any content type: in enforce mode such a body is judged too.
+        flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
+        ex.tapRequest(flow.requestDecoder);
+        enforceRequest(tracker, flow, opts.enforce, true);
       }
     },
 

@@ -27,10 +27,12 @@ export function stripContentCoding(ex: Exchange): void {
  * Holds the client's body until its messages are judged. A denied request never reaches the upstream:
  * the client gets a policy error in the form it reads responses in.
  */
-export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions): void {
+export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
   flow.ex.holdRequest({
     maxBytes: opts.maxInspectBytes,
     decide: async (body): Promise<RequestVerdict> => {
+      // A large body under a non-JSON content type, on an exchange with no MCP header, is not MCP: it passes.
+      if (body === null && sniffed && !flow.hinted) return { action: "forward" };
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
@@ -58,7 +60,11 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
   // (decoded, and a replacement encoded the same way). A compressed event stream is only recorded.
   const codings = coding ? parseContentEncoding(coding) : null;
   const compressed = codings !== null && (!codings.ok || codings.codings.length > 0);
-  if (tap.mode === "ignored" || (compressed && (tap.mode !== "json" || !codings?.ok))) return false;
+  if (tap.mode === "ignored") return false;
+  if (compressed && (tap.mode !== "json" || !codings?.ok)) {
+    flow.notEnforceable = `the server compressed the ${tap.mode === "sse" ? "event stream" : "body"} (content-encoding: ${coding}) although asked not to`;
+    return false;
+  }
   // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body. A whole JSON
   // body is ended by the rewriter itself, after it has fed it (the stream's end comes first).
   const abort = (r: Parameters<NonNullable<typeof tap.abort>>[0]): void => (tap.abort ? tap.abort(r) : tap.end());
@@ -111,6 +117,7 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
         const id = events[0]?.sseEventId;
         return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
       },
+      oversized: () => tracker.invalid(contextOf(flow), "event larger than --max-inspect-bytes: passed on unjudged", 0),
     });
   }
   return true;

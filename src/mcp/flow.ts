@@ -18,6 +18,8 @@ export class McpFlow {
   readonly requestEvents: RpcEvent[] = [];
   /** While set, every event delivered is also collected here (enforce mode, per response piece). */
   captured: RpcEvent[] | null = null;
+  /** Enforce mode: why messages of this exchange cannot be replaced on the wire (they are only recorded). */
+  notEnforceable: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */
   injector: ResponseRewriteHandle | null = null;
 

@@ -22,6 +22,8 @@ export interface MessageContext {
   insecureUpstream?: boolean;
   /** Stateless revision: request headers that disagree with the body. */
   headerMismatch?: HeaderMismatch[];
+  /** Enforce mode: why a denial of this message cannot be carried out on the wire. */
+  notEnforceable?: string;
 }
 
 export interface HeaderMismatch {

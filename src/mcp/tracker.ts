@@ -89,7 +89,9 @@ export class McpTracker {
       case "error": {
         event.id = msg.id;
         const request = msg.id === null ? undefined : this.correlator.answer(ctx.server, scope, opposite(ctx.direction), msg.id);
-        if (request) {
+        if (!request && msg.id !== null) {
+          event.reason = "no pending request with this id (a duplicate, a late answer, or its request came before the proxy started)";
+        } else if (request) {
           event.method = request.method;
           event.tool = request.tool;
           event.latencyMs = now - request.startedAt;

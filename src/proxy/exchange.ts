@@ -57,7 +57,7 @@ export type ResponseRewriter =
   /** The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body or null to keep it. */
   | { kind: "whole"; maxBytes: number; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
   /** An event stream, one raw event at a time (with its blank line); returns the bytes to send instead. */
-  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer };
+  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer; oversized?(): void };
 
 export interface ResponseRewriteHandle {
   /** Events only: sends bytes to the client at the next event boundary. */

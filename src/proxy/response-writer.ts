@@ -111,6 +111,7 @@ function sendEvents(
     },
     rewriter.maxEventBytes,
     write,
+    () => rewriter.oversized?.(),
   );
   ex.injectNow = (raw) => {
     queued.push(raw);

@@ -19,6 +19,8 @@ export class SseFramer {
     private readonly onEvent: (raw: Buffer) => void,
     private readonly maxEventBytes: number,
     private readonly onUnjudged: (raw: Buffer) => void,
+    /** Called once when an event outgrows the limit (its pieces then go to onUnjudged). */
+    private readonly onOversized: () => void = () => {},
   ) {}
 
   /** True while part of an event is held back. */
@@ -86,6 +88,7 @@ export class SseFramer {
     this.pending.push(piece);
     this.pendingBytes += piece.length;
     if (this.pendingBytes > this.maxEventBytes && !this.boundaryPending) {
+      if (!this.oversized) this.onOversized();
       this.oversized = true;
       this.onUnjudged(this.take());
     }

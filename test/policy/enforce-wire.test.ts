@@ -259,6 +259,27 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(res2.body.equals(mcp.sent.at(-1)!)).toBe(true);
     });
 
+    it("a denied request sent under another content type (text/plain) is judged and not forwarded either", async () => {
+      const before = received("tools/call");
+      const req = call("delete_everything");
+      const res = await client.post(url, JSON.stringify(req), { "content-type": "text/plain" });
+      expect(res.json).toEqual({ jsonrpc: "2.0", id: req.id, error: expect.objectContaining({ code: -32051, message: "blocked by mcp-wiretap policy: no-delete" }) });
+      expect(received("tools/call")).toBe(before);
+      // Not JSON at all, on an exchange without MCP headers: not MCP, forwarded unchanged.
+      const other = await client.post(`${up.url}/upload`, "just some text", { "content-type": "text/plain" });
+      expect(other.status).toBe(404);
+      expect(up.requests.at(-1)!.body.toString()).toBe("just some text");
+    });
+
+    it("an event stream the server compresses anyway cannot be rewritten: passed as sent, and the record says not enforced", async () => {
+      const req = call("lookup");
+      mcp.setScript((m) => ({ kind: "gzip-sse", events: event(leakResult(m.id), "e-1") }));
+      const res = await client.post(url, req);
+      expect(res.body.equals(mcp.sent.at(-1)!)).toBe(true);
+      const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === req.id && r.direction === "server_to_client", { what: "response record" });
+      expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: false, effect: expect.stringContaining("not enforced: the server compressed the event stream") });
+    });
+
     it("Accept-Encoding is forced to identity on MCP requests", async () => {
       await client.post(url, call("echo"), { "accept-encoding": "gzip, br" });
       expect(up.requests.at(-1)!.headers["accept-encoding"]).toBe("identity");

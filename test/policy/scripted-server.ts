@@ -29,6 +29,8 @@ export const LISTED_TOOLS = [CLEAN_TOOLS[0]!, POISONED_TOOL, CLEAN_TOOLS[1]!];
 export type Reply =
   | { kind: "json"; value: unknown; headers?: Record<string, string> }
   | { kind: "sse"; events: string }
+  /** An event stream, gzip-encoded whatever the client asked for. */
+  | { kind: "gzip-sse"; events: string }
   /** JSON, gzip-encoded whatever the client asked for. */
   | { kind: "gzip"; value: unknown }
   | { kind: "accepted" };
@@ -78,6 +80,9 @@ export function scriptMcp(up: ScriptedUpstream): ScriptedMcp {
     if (reply.kind === "gzip") {
       const body = gzipSync(JSON.stringify(reply.value));
       return send(res, 200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(body.length) }, body);
+    }
+    if (reply.kind === "gzip-sse") {
+      return send(res, 200, { "content-type": "text/event-stream", "content-encoding": "gzip" }, gzipSync(reply.events));
     }
     return send(res, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" }, Buffer.from(reply.events));
   });
