@@ -1,5 +1,6 @@
 import zlib from "node:zlib";
 import type { Transform } from "node:stream";
+import type { BodyTap } from "../proxy/exchange.js";
 import { describeError, type BodyProblem } from "./problem.js";
 
 export type ContentCoding = "gzip" | "deflate" | "br" | "zstd";
@@ -263,4 +264,28 @@ function hasZlibHeader(head: Buffer): boolean {
   const flg = head[1];
   if (cmf === undefined || flg === undefined) return false;
   return (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && ((cmf << 8) | flg) % 31 === 0;
+}
+
+/**
+ * A body tap over a content decoder that can never throw into the forwarder: a failure inside the decoder
+ * is reported and stops decoding (the body itself is still forwarded).
+ */
+export function guardedDecoderTap(decoder: ContentDecoder, onFailure: (error: unknown) => void, onAbort: () => void = () => {}): BodyTap {
+  const guarded = (action: () => void): void => {
+    try {
+      action();
+    } catch (error) {
+      onFailure(error);
+      decoder.abort();
+    }
+  };
+  return {
+    data: (chunk) => guarded(() => decoder.data(chunk)),
+    end: () => guarded(() => decoder.end()),
+    abort: () =>
+      guarded(() => {
+        onAbort();
+        decoder.abort();
+      }),
+  };
 }

@@ -1,5 +1,5 @@
 import type { BodyTap } from "../proxy/exchange.js";
-import { createContentDecoder, parseContentEncoding } from "./content-decoding.js";
+import { createContentDecoder, guardedDecoderTap, parseContentEncoding } from "./content-decoding.js";
 import { collectBody, maxDepth, parseJsonBody } from "./json-body.js";
 import { describeError, type BodyProblem } from "./problem.js";
 import { createSseDecoder, type SseEvent, type SseRecord } from "./sse-decoder.js";
@@ -9,7 +9,7 @@ export type { SseDecoder, SseDecoderOptions, SseEvent, SseRecord } from "./sse-d
 export type { ContentCoding, ContentDecoder, ContentDecoderOptions } from "./content-decoding.js";
 export type { BodyCollector, JsonParse } from "./json-body.js";
 export { createSseDecoder } from "./sse-decoder.js";
-export { createContentDecoder, parseContentEncoding, zstdSupported } from "./content-decoding.js";
+export { createContentDecoder, guardedDecoderTap, parseContentEncoding, zstdSupported } from "./content-decoding.js";
 export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body.js";
 
 export const DEFAULT_MAX_STREAM_BYTES = 1024 * 1024 * 1024;
@@ -110,25 +110,12 @@ export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
     return ignoredTap();
   }
   const decoder = created.decoder;
-  const guarded = (action: () => void): void => {
-    try {
-      action();
-    } catch (error) {
-      report({ code: "decoder_failed", message: describeError(error) });
-      decoder.abort();
-    }
-  };
-  return {
-    mode,
-    done: decoder.done,
-    data: (chunk) => guarded(() => decoder.data(chunk)),
-    end: () => guarded(() => decoder.end()),
-    abort: () =>
-      guarded(() => {
-        aborted = true;
-        decoder.abort();
-      }),
-  };
+  const tap = guardedDecoderTap(
+    decoder,
+    (error) => report({ code: "decoder_failed", message: describeError(error) }),
+    () => (aborted = true),
+  );
+  return { mode, done: decoder.done, ...tap };
 }
 
 /** Identity bodies need no cap here: the SSE decoder bounds each event and the JSON collector keeps a prefix. */

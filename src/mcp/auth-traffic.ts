@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { createContentDecoder, mediaTypeOf, parseJsonText } from "../body/index.js";
+import { createContentDecoder, guardedDecoderTap, mediaTypeOf, parseJsonText } from "../body/index.js";
 import type { Logger } from "../log/logger.js";
 import { headerCredentials, isSecretMemberName, MIN_SCRUBBED_CHARS, redactText, redactUrlQuery, scrubValues } from "../log/redact.js";
 import type { Addon, BodyTap, Exchange } from "../proxy/exchange.js";
@@ -456,25 +456,10 @@ function capture(headers: IncomingHttpHeaders, limit: number): Capture {
     return { tap: { data() {}, end() {} }, done: Promise.resolve(), result };
   }
   const decoder = created.decoder;
-  const guarded = (action: () => void): void => {
-    try {
-      action();
-    } catch {
-      problem ??= "decoder_failed";
-      decoder.abort();
-    }
-  };
-  return {
-    tap: {
-      data: (chunk) => guarded(() => decoder.data(chunk)),
-      end: () => guarded(() => decoder.end()),
-      abort: () =>
-        guarded(() => {
-          aborted = true;
-          decoder.abort();
-        }),
-    },
-    done: decoder.done,
-    result,
-  };
+  const tap = guardedDecoderTap(
+    decoder,
+    () => (problem ??= "decoder_failed"),
+    () => (aborted = true),
+  );
+  return { tap, done: decoder.done, result };
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { isIP } from "node:net";
-import { header, type LogRecord } from "../tail/filters.js";
+import { header, num, obj, str, type LogRecord } from "../tail/filters.js";
 
 /** HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), the parts written here. */
 export interface Har {
@@ -396,16 +396,4 @@ function protocolOf(messages: LogRecord[]): string | null {
 
 function unique(list: string[]): string[] {
   return [...new Set(list)];
-}
-
-function obj(v: unknown): LogRecord | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as LogRecord) : undefined;
-}
-
-function str(v: unknown): string | null {
-  return typeof v === "string" ? v : null;
-}
-
-function num(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
 }

@@ -129,9 +129,18 @@ export function header(headers: unknown, name: string): string | undefined {
 }
 
 function related(r: LogRecord): LogRecord | undefined {
-  return r.related !== null && typeof r.related === "object" ? (r.related as LogRecord) : undefined;
+  return obj(r.related);
 }
 
-function str(v: unknown): string | null {
+/** Field readers for parsed records: a value of the wrong type reads as absent. */
+export function obj(v: unknown): LogRecord | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as LogRecord) : undefined;
+}
+
+export function str(v: unknown): string | null {
   return typeof v === "string" ? v : null;
+}
+
+export function num(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
 }

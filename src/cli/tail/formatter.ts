@@ -1,5 +1,5 @@
 import { painter, printable, type Paint } from "./color.js";
-import { header, legacySessionId, type LogRecord } from "./filters.js";
+import { header, legacySessionId, num, obj, str, type LogRecord } from "./filters.js";
 
 export interface FormatterOptions {
   color: boolean;
@@ -372,16 +372,4 @@ function pad(text: string, width: number): string {
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
-function obj(v: unknown): LogRecord | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as LogRecord) : undefined;
-}
-
-function str(v: unknown): string | null {
-  return typeof v === "string" ? v : null;
-}
-
-function num(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
