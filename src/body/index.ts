@@ -12,6 +12,8 @@ export { createSseDecoder } from "./sse-decoder.js";
 export { createContentDecoder, guardedDecoderTap, parseContentEncoding, zstdSupported } from "./content-decoding.js";
 export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body.js";
 
+/** Largest body or SSE event decoded by default (`--max-inspect-bytes`); larger ones are forwarded, not inspected. */
+export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_MAX_STREAM_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_DEPTH = 256;
 

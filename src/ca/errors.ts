@@ -1,8 +1,9 @@
+import { UsageError } from "../util/usage-error.js";
 /**
  * A problem with the certificate authority that the user has to act on (a file missing, unreadable or
  * with the wrong permissions, a CA that has expired). The message says what is wrong and what to do.
  */
-export class CaError extends Error {
+export class CaError extends UsageError {
   override readonly name = "CaError";
 }
 

@@ -7,7 +7,6 @@
  *   mcp-wiretap env --shell powershell | Invoke-Expression
  */
 import { Option, type Command } from "commander";
-import { loadOrCreateCa } from "../ca/index.js";
 import { clientSettings, DEFAULT_PROXY_URL, parseProxyUrl, renderSettings, SHELLS, withCredentials, type Shell } from "./client-env.js";
 import { caDirOption } from "./proxy-options.js";
 
@@ -43,6 +42,7 @@ export function registerEnvCommand(program: Command): Command {
 }
 
 export async function envCommand(o: EnvOptions): Promise<void> {
+  const { loadOrCreateCa } = await import("../ca/index.js");
   const ca = await loadOrCreateCa(o.caDir);
   if (ca.created) {
     process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${o.proxy} must use this --ca-dir\n`);

@@ -1,17 +1,9 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from "commander";
-import { CaError } from "../ca/index.js";
-import { TrustError } from "../proxy/upstream-trust.js";
-import { PolicyConfigError } from "../policy/load-config.js";
-import { LogFileError } from "../log/logger.js";
-import { PinStoreError } from "../policy/pin-store.js";
-import { caPathCommand, caShowCommand } from "./ca-commands.js";
-import { verifyLogCommand } from "./verify-log.js";
-import { pinsApproveCommand, pinsListCommand } from "./pins-commands.js";
-import { ExplainInputError, policyCheckCommand, policyExplainCommand, type ExplainOptions } from "./policy-commands.js";
+import { UsageError } from "../util/usage-error.js";
+import type { ExplainOptions } from "./policy-commands.js";
 import { VERSION } from "./package-info.js";
 import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
-import { startCommand, StartError } from "./start.js";
 import { registerRunCommand } from "./run.js";
 import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
@@ -28,25 +20,25 @@ export function buildProgram(): Command {
     .exitOverride();
 
   addProxyOptions(program.command("start", { isDefault: true }).description("run the proxy (the default command)"), { port: 8080 }).action(
-    async (o: Record<string, unknown>) => startCommand(toStartOptions(o)),
+    async (o: Record<string, unknown>) => (await import("./start.js")).startCommand(toStartOptions(o)),
   );
 
   const ca = program.command("ca").description("the proxy's certificate authority");
   ca.command("path")
     .description("print the absolute path of the CA certificate (PEM), creating the CA if needed")
     .addOption(caDirOption())
-    .action((o: { caDir: string }) => caPathCommand(o));
+    .action(async (o: { caDir: string }) => (await import("./ca-commands.js")).caPathCommand(o));
   ca.command("show")
     .description("print the CA's subject, validity and SHA-256 fingerprint")
     .addOption(caDirOption())
     .option("--json", "as JSON")
-    .action((o: { caDir: string; json?: boolean }) => caShowCommand(o));
+    .action(async (o: { caDir: string; json?: boolean }) => (await import("./ca-commands.js")).caShowCommand(o));
   const policy = program.command("policy").description("check and explain policy files");
   policy
     .command("check")
     .argument("<file>", "policy file (YAML)")
     .description("validate a policy file and summarise it")
-    .action((file: string) => policyCheckCommand(file));
+    .action(async (file: string) => (await import("./policy-commands.js")).policyCheckCommand(file));
   policy
     .command("explain")
     .argument("<file>", "policy file (YAML)")
@@ -56,14 +48,14 @@ export function buildProgram(): Command {
     .addOption(new Option("--direction <direction>", "default: requests and notifications client_to_server, responses server_to_client").choices(["client_to_server", "server_to_client"]))
     .option("--method <method>", "for a response: the method of the request it answers")
     .option("--json", "as JSON")
-    .action((file: string, o: ExplainOptions) => policyExplainCommand(file, o));
+    .action(async (file: string, o: ExplainOptions) => (await import("./policy-commands.js")).policyExplainCommand(file, o));
 
   program
     .command("verify-log")
     .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
     .description("find edited, removed or reordered records in an audit-chained log")
     .option("--json", "as JSON")
-    .action((files: string[], o: { json?: boolean }) => verifyLogCommand(files, o));
+    .action(async (files: string[], o: { json?: boolean }) => (await import("./verify-log.js")).verifyLogCommand(files, o));
 
   const pins = program.command("pins").description("the tool-pinning store (trust on first use)");
   pins
@@ -72,7 +64,7 @@ export function buildProgram(): Command {
     .addOption(caDirOption())
     .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
     .option("--json", "as JSON")
-    .action((o: { caDir: string; pins?: string; json?: boolean }) => pinsListCommand(o));
+    .action(async (o: { caDir: string; pins?: string; json?: boolean }) => (await import("./pins-commands.js")).pinsListCommand(o));
   pins
     .command("approve")
     .argument("<server>", "host:port as in the records")
@@ -80,7 +72,9 @@ export function buildProgram(): Command {
     .description("trust the tool definitions seen last")
     .addOption(caDirOption())
     .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
-    .action((server: string, tools: string[], o: { caDir: string; pins?: string }) => pinsApproveCommand(server, tools, o));
+    .action(async (server: string, tools: string[], o: { caDir: string; pins?: string }) =>
+      (await import("./pins-commands.js")).pinsApproveCommand(server, tools, o),
+    );
   registerTailCommand(program);
   registerExportCommand(program);
   registerRunCommand(program);
@@ -96,15 +90,7 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof CommanderError) {
       process.exit(err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : USAGE);
     }
-    if (
-      err instanceof CaError ||
-      err instanceof TrustError ||
-      err instanceof StartError ||
-      err instanceof PolicyConfigError ||
-      err instanceof PinStoreError ||
-      err instanceof ExplainInputError ||
-      err instanceof LogFileError
-    ) {
+    if (err instanceof UsageError) {
       process.stderr.write(`mcp-wiretap: ${err.message}\n`);
       process.exit(USAGE);
     }

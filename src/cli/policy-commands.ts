@@ -3,6 +3,7 @@ import type { RpcEvent } from "../mcp/rpc-event.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { createPolicy } from "../policy/create-policy.js";
 import { toolName } from "../mcp/jsonrpc.js";
+import { UsageError } from "../util/usage-error.js";
 
 /** `mcp-wiretap policy check FILE`: validates, prints a summary. */
 export function policyCheckCommand(file: string): void {
@@ -26,7 +27,7 @@ export interface ExplainOptions {
   json?: boolean;
 }
 
-export class ExplainInputError extends Error {}
+export class ExplainInputError extends UsageError {}
 
 /** `mcp-wiretap policy explain FILE --message JSON`: which rules and detectors fire, and why. */
 export function policyExplainCommand(file: string, opts: ExplainOptions): void {

@@ -4,7 +4,8 @@ import { collect, parseListenHost, parsePort, parsePositiveInt, parseSize } from
 
 const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
 import { DEFAULT_CA_DIR } from "./package-info.js";
-import { DEFAULT_MAX_INSPECT_BYTES, type StartOptions } from "./start.js";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import type { StartOptions } from "./start.js";
 
 export function caDirOption(): Option {
   return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");

@@ -14,10 +14,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { Option, type Command } from "commander";
-import { loadOrCreateCa } from "../ca/index.js";
 import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor, withCredentials } from "./client-env.js";
 import { addProxyOptions, toStartOptions } from "./proxy-options.js";
-import { startProxy, StartError, type RunningProxy } from "./start.js";
+import type { RunningProxy } from "./start.js";
+import { UsageError } from "../util/usage-error.js";
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
@@ -84,7 +84,7 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
   try {
     child = spawn(file, args, { stdio: "inherit", env });
   } catch (err) {
-    throw new StartError(`cannot run ${file}: ${(err as Error).message}`);
+    throw new UsageError(`cannot run ${file}: ${(err as Error).message}`);
   }
   const exited = new Promise<number>((resolve) => {
     child.on("error", (err: NodeJS.ErrnoException) => {
@@ -104,7 +104,7 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
 
 export async function runCommand(command: string[], o: Record<string, unknown>, cmd: Command, embeddedOnly: string[] = []): Promise<never> {
   const [file, ...args] = command;
-  if (!file) throw new StartError("run needs a command: mcp-wiretap run [options] -- <command> [args...]");
+  if (!file) throw new UsageError("run needs a command: mcp-wiretap run [options] -- <command> [args...]");
   const attachTo = o.proxy as string | undefined;
   const startOptions = toStartOptions(o);
   let proxy: RunningProxy | null = null;
@@ -113,13 +113,15 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
     const misplaced = embeddedOnly.filter((key) => cmd.getOptionValueSource(key) === "cli");
     if (misplaced.length > 0) {
       const flags = misplaced.map((key) => cmd.options.find((opt) => opt.attributeName() === key)?.long ?? key);
-      throw new StartError(`${flags.join(", ")} configure the proxy run starts itself; with --proxy they have no effect`);
+      throw new UsageError(`${flags.join(", ")} configure the proxy run starts itself; with --proxy they have no effect`);
     }
     proxyUrl = withCredentials(attachTo, startOptions.proxyAuth);
   } else {
+    const { startProxy } = await import("./start.js");
     proxy = await startProxy({ ...startOptions, logFd: 2 });
     proxyUrl = proxyUrlFor(proxy.address, startOptions.proxyAuth);
   }
+  const { loadOrCreateCa } = await import("../ca/index.js");
   const ca = await loadOrCreateCa(startOptions.caDir);
   if (ca.created && attachTo) {
     process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${attachTo} must use this --ca-dir, or clients will not trust it\n`);

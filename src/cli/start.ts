@@ -1,5 +1,6 @@
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../log/http-record.js";
@@ -21,6 +22,7 @@ import { describeMapping, parseReverseSpec, ReverseSpecError, type ReverseMappin
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
+import { UsageError } from "../util/usage-error.js";
 
 export interface StartOptions {
   host: string;
@@ -55,13 +57,13 @@ export interface StartOptions {
   handshakeTimeoutMs?: number;
 }
 
-export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
+export { DEFAULT_MAX_INSPECT_BYTES };
 
 /** Bounds on what the proxy remembers between messages. */
 const MAX_PENDING_REQUESTS = 10_000;
 const MAX_SESSIONS = 10_000;
 
-export class StartError extends Error {}
+export class StartError extends UsageError {}
 
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };

@@ -4,6 +4,7 @@ import pino, { type Logger } from "pino";
 import { createStream } from "rotating-file-stream";
 import { AuditChain } from "./audit-chain.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
+import { UsageError } from "../util/usage-error.js";
 
 export type { Logger };
 
@@ -31,7 +32,7 @@ export interface LogFileOptions {
   onError?: OnLogError;
 }
 
-export class LogFileError extends Error {}
+export class LogFileError extends UsageError {}
 
 /** Bound on records held in memory while the destination cannot keep up (or fails): past it they are dropped and counted. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -87,14 +88,39 @@ function fileDestination(opts: LogFileOptions, health: LogHealth) {
   return {
     stream: destination as pino.DestinationStream,
     describe: opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"),
-    flush: () =>
-      new Promise<void>((resolve) => {
-        // Waits for the file to be open and every pending write to land (a record is never cut short).
-        const flush = (): void => destination.flush(() => resolve());
-        if ((destination as unknown as { fd: number }).fd < 0) destination.once("ready", flush);
-        else flush();
-      }),
+    flush: () => drained(destination as unknown as SonicBoomState),
   };
+}
+
+interface SonicBoomState extends NodeJS.EventEmitter {
+  fd: number;
+  _writing: boolean;
+  _len: number;
+}
+
+/**
+ * Resolves once every record handed to the destination is written (sonic-boom's own flush() calls back at
+ * once when minLength is 0), or it failed, or after a bound: shutdown must not hang on a broken disk.
+ */
+function drained(d: SonicBoomState, boundMs = 10_000): Promise<void> {
+  return new Promise((resolve) => {
+    const idle = (): boolean => d.fd >= 0 && !d._writing && d._len === 0;
+    if (idle()) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      d.off("write", check);
+      d.off("ready", check);
+      d.off("error", done);
+      resolve();
+    };
+    const check = (): void => {
+      if (idle()) done();
+    };
+    const timer = setTimeout(done, boundMs);
+    d.on("write", check);
+    d.on("ready", check);
+    d.once("error", done);
+  });
 }
 
 function rotatingDestination(file: string, maxSize: number, keep: number, health: LogHealth) {

@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { compilePattern } from "./pattern.js";
 import { PolicySchema, type Match, type PolicyConfig } from "./config.js";
+import { UsageError } from "../util/usage-error.js";
 
-export class PolicyConfigError extends Error {}
+export class PolicyConfigError extends UsageError {}
 
 /** Reads and validates a policy file; every problem names the file, the line and the path inside it. */
 export function loadPolicyFile(file: string): PolicyConfig {

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { UsageError } from "../util/usage-error.js";
 
 export interface ToolPin {
   /** sha256 of the canonical definition the user trusts (null: never approved, only seen). */
@@ -19,7 +20,7 @@ interface PinFile {
 /** Tools first seen this soon after their server count as first use too: a paginated tools/list spans several results. */
 const FIRST_USE_WINDOW_MS = 60_000;
 
-export class PinStoreError extends Error {}
+export class PinStoreError extends UsageError {}
 
 /** Trust-on-first-use pins of tool definitions, per server; a JSON file, mode 0600. */
 export class PinStore {

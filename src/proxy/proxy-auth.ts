@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { UsageError } from "../util/usage-error.js";
 
-export class ProxyAuthError extends Error {}
+export class ProxyAuthError extends UsageError {}
 
 /**
  * HTTP Basic proxy authentication. Credentials are compared as SHA-256 digests with timingSafeEqual, so

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type { ForwardRoute } from "./forward.js";
 import { formatTarget, validateHost, validatePort, type Target } from "./target.js";
+import { UsageError } from "../util/usage-error.js";
 
 /** `--reverse [LOCAL=]URL`: LOCAL is `/prefix` (on the proxy's own port) or `:port` (a listener of its own). */
 export interface ReverseMapping {
@@ -14,7 +15,7 @@ export interface ReverseMapping {
   spec: string;
 }
 
-export class ReverseSpecError extends Error {}
+export class ReverseSpecError extends UsageError {}
 
 export function parseReverseSpec(spec: string): ReverseMapping {
   const eq = spec.indexOf("=");

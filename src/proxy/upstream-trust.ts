@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
+import { UsageError } from "../util/usage-error.js";
 
-export class TrustError extends Error {}
+export class TrustError extends UsageError {}
 
 /**
  * Roots trusted on the proxy→server leg: Node's default store (its bundled roots plus

@@ -1,0 +1,90 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { defineMember } from "./members.js";
+import { REDACTED } from "./names.js";
+import { longestFirst, MIN_SCRUBBED_CHARS } from "./scrub.js";
+import { redactUrlQuery } from "./query.js";
+
+const AUTHORIZATION_HEADERS: ReadonlySet<string> = new Set(["authorization", "proxy-authorization"]);
+const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  "cookie",
+  "set-cookie",
+  "cookie2",
+  "set-cookie2",
+  "api-key",
+  "apikey",
+  "x-api-key",
+  "token",
+  "secret",
+]);
+const SECRET_HEADER_PATTERN = /api-?key$|(?:^|-)token(?:-|$)|-auth|(?:^|-)secret|-password|-credential/;
+/** Challenges name a scheme and where to get a token, never a credential. */
+const CHALLENGE_HEADERS: ReadonlySet<string> = new Set(["www-authenticate", "proxy-authenticate"]);
+const URL_HEADERS: ReadonlySet<string> = new Set(["location", "content-location", "referer"]);
+
+/** An RFC 9110 auth-scheme token followed by credentials. */
+const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)\s+\S/;
+
+function redactAuthorization(value: string): string {
+  const scheme = AUTH_SCHEME.exec(value.trim())?.[1];
+  return scheme === undefined ? REDACTED : `${scheme} ${REDACTED}`;
+}
+
+function isSecretHeader(name: string): boolean {
+  if (CHALLENGE_HEADERS.has(name)) return false;
+  return SECRET_HEADERS.has(name) || SECRET_HEADER_PATTERN.test(name);
+}
+
+type HeaderValue = string | string[] | number | undefined;
+type HeaderMap = IncomingHttpHeaders | Record<string, HeaderValue>;
+
+/** Copy of the headers with credentials replaced; names keep their case and are matched case-insensitively. */
+export function redactHeaders(headers: HeaderMap): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
+    if (raw === undefined) continue;
+    const lower = name.toLowerCase();
+    let redactOne: (value: string) => string;
+    if (AUTHORIZATION_HEADERS.has(lower)) redactOne = redactAuthorization;
+    else if (isSecretHeader(lower)) redactOne = () => REDACTED;
+    else if (URL_HEADERS.has(lower)) redactOne = redactUrlQuery;
+    else redactOne = (value) => value;
+    const value = Array.isArray(raw) ? raw.map((item) => redactOne(String(item))) : redactOne(String(raw));
+    defineMember(result, name, value);
+  }
+  return result;
+}
+
+/**
+ * The credential values a request carried in its headers: Authorization / Proxy-Authorization credentials
+ * (without the scheme), cookie values, and the values of API-key and token headers. Servers echo them in
+ * free text (`WWW-Authenticate: Bearer error_description="token 8xZ… expired"`, error pages) where no
+ * pattern can recognise them; `scrubValues` removes them by value. Longest first.
+ */
+export function headerCredentials(headers: HeaderMap): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined): void => {
+    const v = value?.trim();
+    if (v !== undefined && v.length >= MIN_SCRUBBED_CHARS) found.add(v);
+  };
+  for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
+    if (raw === undefined) continue;
+    const lower = name.toLowerCase();
+    for (const item of (Array.isArray(raw) ? raw : [raw]).map(String)) {
+      if (AUTHORIZATION_HEADERS.has(lower)) {
+        const credentials = /^\S+\s+(.+)$/.exec(item.trim())?.[1];
+        add(credentials ?? item);
+        if (credentials && /^basic$/i.test(item.trim().split(/\s+/)[0] ?? "")) {
+          // Basic: the password inside the base64 as well.
+          const decoded = Buffer.from(credentials, "base64").toString("utf8");
+          const colon = decoded.indexOf(":");
+          if (colon >= 0) add(decoded.slice(colon + 1));
+        }
+      } else if (lower === "cookie" || lower === "cookie2") {
+        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1));
+      } else if (isSecretHeader(lower) && !lower.startsWith("set-cookie")) {
+        add(item);
+      }
+    }
+  }
+  return longestFirst(found);
+}

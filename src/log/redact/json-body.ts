@@ -1,0 +1,77 @@
+import { defineMember, isPlainObject } from "./members.js";
+import { isSecretMemberName, REDACTED } from "./names.js";
+
+type CopyTask =
+  | { source: unknown; target: Record<string, unknown> | unknown[]; key: string | number }
+  | { leave: object };
+
+/**
+ * Deep copy of a decoded JSON body in which string members with secret names (access_token,
+ * client_secret, password, token, ...) read REDACTED. Iterative, so any nesting depth is safe;
+ * the input is not modified. Cycles become "[circular]"; objects that are not plain (Date,
+ * Buffer, ...) are kept as they are.
+ */
+export function redactBody(value: unknown): unknown {
+  const root: unknown[] = [undefined];
+  const ancestors = new Set<object>();
+  const stack: CopyTask[] = [{ source: value, target: root, key: 0 }];
+  for (let task = stack.pop(); task !== undefined; task = stack.pop()) {
+    if ("leave" in task) {
+      ancestors.delete(task.leave);
+      continue;
+    }
+    const { source, target, key } = task;
+    const place = (copy: unknown) =>
+      typeof key === "number" ? ((target as unknown[])[key] = copy) : defineMember(target, key, copy);
+    if (typeof source !== "object" || source === null || !(Array.isArray(source) || isPlainObject(source))) {
+      place(source);
+      continue;
+    }
+    if (ancestors.has(source)) {
+      place("[circular]");
+      continue;
+    }
+    ancestors.add(source);
+    stack.push({ leave: source });
+    if (Array.isArray(source)) {
+      const copy: unknown[] = new Array<unknown>(source.length);
+      place(copy);
+      for (let index = source.length - 1; index >= 0; index--) {
+        stack.push({ source: source[index], target: copy, key: index });
+      }
+      continue;
+    }
+    const copy: Record<string, unknown> = {};
+    place(copy);
+    const names = Object.keys(source);
+    for (const name of names) defineMember(copy, name, undefined); // keeps member order
+    for (let index = names.length - 1; index >= 0; index--) {
+      const name = names[index] as string;
+      const member = source[name];
+      if (typeof member === "string" && isSecretMemberName(name)) defineMember(copy, name, REDACTED);
+      else stack.push({ source: member, target: copy, key: name });
+    }
+  }
+  return root[0];
+}
+
+/**
+ * Replaces the values at the given JSON Pointers (RFC 6901) of a copy made by `redactBody` with
+ * `"[redacted: <what>]"`: secrets a detector found inside free-form payloads (a key pasted into a tool
+ * argument) never reach the log either. Pointers that do not resolve are skipped.
+ */
+export function maskAtPointers(value: unknown, masks: readonly { pointer: string; what: string }[]): unknown {
+  for (const { pointer, what } of masks) {
+    if (pointer === "") return `[redacted: ${what}]`;
+    const segments = pointer.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let parent: unknown = value;
+    for (const segment of segments.slice(0, -1)) {
+      parent = typeof parent === "object" && parent !== null ? (parent as Record<string, unknown>)[segment] : undefined;
+    }
+    const last = segments.at(-1)!;
+    if (typeof parent === "object" && parent !== null && typeof (parent as Record<string, unknown>)[last] === "string") {
+      (parent as Record<string, unknown>)[last] = `[redacted: ${what}]`;
+    }
+  }
+  return value;
+}

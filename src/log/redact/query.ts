@@ -1,0 +1,44 @@
+import { isSecretParamName, REDACTED } from "./names.js";
+
+function decodeParamName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, " "));
+  } catch {
+    return raw;
+  }
+}
+
+function redactParams(text: string): string {
+  return text
+    .split("&")
+    .map((pair) => {
+      const equals = pair.indexOf("=");
+      if (equals < 0) return pair;
+      const rawName = pair.slice(0, equals);
+      return isSecretParamName(decodeParamName(rawName)) ? `${rawName}=${REDACTED}` : pair;
+    })
+    .join("&");
+}
+
+/** `application/x-www-form-urlencoded` body (OAuth token requests) with secret parameters redacted. */
+export function redactFormBody(text: string): string {
+  return redactParams(text);
+}
+
+/**
+ * A path or URL with secret query (and fragment, where the implicit flow puts `access_token`)
+ * parameters redacted. Everything else, `sessionId` included, is kept byte for byte.
+ */
+export function redactUrlQuery(pathWithQuery: string): string {
+  const hash = pathWithQuery.indexOf("#");
+  const beforeHash = hash < 0 ? pathWithQuery : pathWithQuery.slice(0, hash);
+  const fragment = hash < 0 ? undefined : pathWithQuery.slice(hash + 1);
+  const question = beforeHash.indexOf("?");
+  const base = question < 0 ? beforeHash : beforeHash.slice(0, question);
+  const query = question < 0 ? undefined : beforeHash.slice(question + 1);
+  return (
+    base +
+    (query === undefined ? "" : `?${redactParams(query)}`) +
+    (fragment === undefined ? "" : `#${redactParams(fragment)}`)
+  );
+}
