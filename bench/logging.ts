@@ -51,6 +51,10 @@ export interface LoggingResult {
   written: number;
   missing: number;
   stop: string | null;
+  /** The proxy's stderr after its banner (it reports log trouble there). */
+  stderr: string | null;
+  /** The `stop` record, verbatim. */
+  stopRecord: string | null;
   errors: ReturnType<ErrorTally["toJSON"]>;
 }
 
@@ -146,6 +150,8 @@ export async function runLogging(
   const stop = await path.stop();
   await sleep(100);
   const afterStop = countLog(path.logFile);
+  const stderr = path.child.stderr.replace(/^[\s\S]*?NODE_EXTRA_CA_CERTS=\S+\n/, "").trim();
+  const stopRecord = readLastRecord(path.logFile, "stop");
   const countedEvent = afterStop.rpc > 0 ? "rpc" : "http";
   const expected = countedEvent === "rpc" ? messages : sent;
   const written = countedEvent === "rpc" ? afterStop.rpc : afterStop.http;
@@ -165,6 +171,20 @@ export async function runLogging(
     written,
     missing: Math.max(0, expected - written),
     stop,
+    stderr: stderr || null,
+    stopRecord,
     errors: errors.toJSON(),
   };
+}
+
+function readLastRecord(file: string, event: string): string | null {
+  try {
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+    for (let i = lines.length - 1; i >= Math.max(0, lines.length - 50); i--) {
+      if (lines[i]?.includes(`"event":"${event}"`)) return lines[i] ?? null;
+    }
+  } catch {
+    // no log
+  }
+  return null;
 }

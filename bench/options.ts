@@ -6,6 +6,8 @@ export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
   quick: boolean;
+  /** Keep the temp dir (logs, CA folders) for a look afterwards. */
+  keepTemp: boolean;
   paths: PathName[];
   measures: Measure[];
   durations: {
@@ -19,6 +21,8 @@ export interface BenchOptions {
     newHosts: number;
     bigMiB: number;
     bigTimeoutMs: number;
+    /** The big response through the peers (mitmdump buffers it whole before answering). */
+    bigTimeoutPeersMs: number;
     streams: number;
     /** Time allowed to open the streams through mcp-wiretap, and through the peers (bare engine, mitmdump). */
     streamsTimeoutMs: number;
@@ -28,18 +32,21 @@ export interface BenchOptions {
   };
 }
 
-const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]...
+const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
   --quick      short durations (smoke run); figures are not comparable with a full run
+  --keep-temp  keep the temp dir (proxy logs, CA folders) and print its path
   --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
                repeatable; "direct" always runs when a measure needs it as the reference
 `;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   let quick = false;
+  let keepTemp = false;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") quick = true;
+    else if (arg === "--keep-temp") keepTemp = true;
     else if (arg === "--only" && argv[i + 1]) only.push(...(argv[++i] ?? "").split(","));
     else if (arg?.startsWith("--only=")) only.push(...arg.slice(7).split(","));
     else if (arg === "--help" || arg === "-h") {
@@ -65,16 +72,17 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   if (!paths.includes("direct") && measures.some((m) => m === "throughput" || m === "sse" || m === "handshake")) paths.unshift("direct");
   return {
     quick,
+    keepTemp,
     paths,
     measures,
     durations: quick
       ? {
           warmupMs: 200, loadMs: 1000, loadMsOther: 700, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
-          bigMiB: 20, bigTimeoutMs: 15_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
+          bigMiB: 20, bigTimeoutMs: 15_000, bigTimeoutPeersMs: 10_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
         }
       : {
           warmupMs: 300, loadMs: 3000, loadMsOther: 2000, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
-          bigMiB: 100, bigTimeoutMs: 30_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
+          bigMiB: 100, bigTimeoutMs: 30_000, bigTimeoutPeersMs: 20_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
         },
   };
 }

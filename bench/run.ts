@@ -23,9 +23,9 @@ import { errorText, round } from "./stats.ts";
 import { sleep, waitFor, within } from "./time.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
-const WATCHDOG_MS = 175_000;
+const WATCHDOG_MS = 160_000;
 /** The variable-length measures (handshakes, big response, open streams) shrink to end the run by then. */
-const BUDGET_MS = 165_000;
+const BUDGET_MS = 145_000;
 /** Keep-alive connections used by the logging measure (requests beyond them queue in the client). */
 const LOG_CONNECTIONS = 32;
 /** Progress notifications per logged exchange: 1 request + 8 notifications + 1 result = 10 messages. */
@@ -42,9 +42,9 @@ const progress = (msg: string): void => {
 /** Time the rest of the run needs at least, for the paths not started yet and the logging measure. */
 let reserveMs = 0;
 function estimateReserve(pathsLeft: number, loggingLeft: boolean): number {
-  // start, load runs, SSE stream, handshakes, big response, open streams and their check.
-  const perPath = 3000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 3000 + 5000 + d.streamsTimeoutPeersMs + 2000;
-  return pathsLeft * perPath + (loggingLeft ? d.logSeconds * 1000 + 8000 : 0);
+  // Fixed parts of a path (start, load runs, SSE stream) and the least the variable parts get.
+  const perPath = 3000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 2000 + 2000 + 3000 + 3000;
+  return pathsLeft * perPath + (loggingLeft ? d.logSeconds * 1000 + 6000 : 0);
 }
 /** How long a variable-length measure may take: its own limit, or less when the run's budget is short. */
 function allowance(configuredMs: number, alsoKeepMs = 0): number {
@@ -54,7 +54,8 @@ function allowance(configuredMs: number, alsoKeepMs = 0): number {
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-bench-"));
 const cleanup = (): void => {
   killAllChildren();
-  rmSync(tmp, { recursive: true, force: true });
+  if (options.keepTemp) process.stderr.write(`[bench] temp dir kept: ${tmp}\n`);
+  else rmSync(tmp, { recursive: true, force: true });
 };
 process.once("exit", cleanup);
 process.once("SIGINT", () => {
@@ -177,7 +178,7 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   if (measures.includes("memory")) {
     await step(`${d.bigMiB} MiB response`, () =>
       withDispatcher(p, { headersTimeoutMs: d.bigTimeoutMs, bodyTimeoutMs: d.bigTimeoutMs }, async (dispatcher) => {
-        const timeoutMs = allowance(d.bigTimeoutMs, p.proxy ? 5000 : 0);
+        const timeoutMs = allowance(p.name === "direct" || p.name === "mcp-wiretap" ? d.bigTimeoutMs : d.bigTimeoutPeersMs, p.proxy ? 5000 : 0);
         if (timeoutMs < 2000) throw new Error("skipped: the run's time budget is used up");
         r.big = await runBigResponse(dispatcher, origin, child, d.bigMiB, timeoutMs);
         if (r.big.errors.total) r.failures.push(`${d.bigMiB} MiB response: ${JSON.stringify(r.big.errors.messages)}`);

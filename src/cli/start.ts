@@ -179,7 +179,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
         await keylog?.close();
-        log.info({ event: "stop", reason });
+        log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();
       })();
       return stopping;

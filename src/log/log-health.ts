@@ -9,6 +9,7 @@ export class LogHealth {
   failing: Error | null = null;
   dropped = 0;
   private lastWarning = 0;
+  private lastDropWarning = 0;
 
   constructor(
     readonly mode: OnLogError,
@@ -29,6 +30,15 @@ export class LogHealth {
       this.lastWarning = this.now();
       const what = this.mode === "block" ? "new traffic is refused until records can be written again" : "traffic passes UNRECORDED (--on-log-error block would refuse it)";
       this.warn(`mcp-wiretap: cannot write log records to ${this.target}: ${(err as NodeJS.ErrnoException).code ?? err.message}; ${what}${this.dropped ? ` (${this.dropped} records dropped so far)` : ""}\n`);
+    }
+  }
+
+  /** A record could not even be buffered (the destination fell too far behind): said loudly, at most every 10 s. */
+  droppedRecord(): void {
+    this.dropped++;
+    if (this.now() - this.lastDropWarning > 10_000) {
+      this.lastDropWarning = this.now();
+      this.warn(`mcp-wiretap: log records are being DROPPED: ${this.target} cannot keep up (${this.dropped} so far)\n`);
     }
   }
 

@@ -35,7 +35,8 @@ export interface LogFileOptions {
 export class LogFileError extends UsageError {}
 
 /** Bound on records held in memory while the destination cannot keep up (or fails): past it they are dropped and counted. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+const MAX_WRITE_BYTES = 1024 * 1024;
 
 const PRIVATE_FILE_MODE = 0o600;
 
@@ -80,11 +81,14 @@ function fileDestination(opts: LogFileOptions, health: LogHealth) {
     mkdir: true,
     mode: PRIVATE_FILE_MODE,
     minLength: 0,
+    // Large writes: under load one write call carries many records (the default 16 KiB cannot keep up with
+    // thousands of records a second while the event loop is busy forwarding).
+    maxWrite: MAX_WRITE_BYTES,
     maxLength: MAX_BUFFERED_BYTES,
   } as never);
   destination.on("error", (err: Error) => health.failed(err));
   destination.on("write", () => health.recovered());
-  destination.on("drop", () => health.dropped++);
+  destination.on("drop", () => health.droppedRecord());
   return {
     stream: destination as pino.DestinationStream,
     describe: opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"),
@@ -138,7 +142,7 @@ function rotatingDestination(file: string, maxSize: number, keep: number, health
   const guarded = {
     write(chunk: string): boolean {
       if (stream.writableLength > MAX_BUFFERED_BYTES) {
-        health.dropped++;
+        health.droppedRecord();
         return true;
       }
       return stream.write(chunk, (err) => (err ? health.failed(err) : health.recovered()));

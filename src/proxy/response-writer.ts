@@ -18,8 +18,9 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
   if (!rewriter) {
     upRes.on("end", () => taps.end());
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
-    // Headers go out now, not with the first body chunk: an SSE stream may stay silent for a long time.
-    res.flushHeaders();
+    // A body of known length follows its head at once: they go out together. Anything else (an event stream,
+    // a chunked body) may stay silent for long: its head goes out now.
+    if (upRes.headers["content-length"] === undefined) res.flushHeaders();
     upRes.on("end", () => {
       if (upRes.rawTrailers.length > 0 && res.chunkedEncoding) res.addTrailers(pairs(upRes.rawTrailers));
     });

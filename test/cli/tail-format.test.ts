@@ -12,7 +12,8 @@ import { describe, expect, it } from "vitest";
 import { painter, printable, useColor } from "../../src/cli/tail/color.js";
 import { parseRecord } from "../../src/cli/tail/command.js";
 import { compileFilters, hostOf, splitList, type LogRecord, type RecordFilters } from "../../src/cli/tail/filters.js";
-import { bytes, clockTime, duration, shortSession, TailFormatter } from "../../src/cli/tail/formatter.js";
+import { TailFormatter } from "../../src/cli/tail/formatter.js";
+import { bytes, clockTime, duration, shortSession } from "../../src/cli/tail/layout.js";
 import { LineSplitter } from "../../src/cli/tail/reader.js";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");

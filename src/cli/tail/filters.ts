@@ -144,3 +144,19 @@ export function str(v: unknown): string | null {
 export function num(v: unknown): number | null {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
+
+/** Whether an exchange went over HTTPS: intercepted (mitm), or with TLS to the server. */
+export function isHttps(r: LogRecord): boolean {
+  const tls = obj(r.tls);
+  return r.mode === "mitm" || (tls !== undefined && tls.server !== null && tls.server !== undefined);
+}
+
+/** The names of the rules a policy decision cites, in order. */
+export function ruleNames(decision: LogRecord): string[] {
+  return Array.isArray(decision.rules) ? decision.rules.map((x) => str(obj(x)?.name)).filter((x): x is string => x !== null) : [];
+}
+
+/** A logged error as `code: message` (either may be missing). */
+export function errorText(error: LogRecord): string {
+  return [str(error.code), str(error.message)].filter(Boolean).join(": ");
+}

@@ -1,0 +1,99 @@
+import { printable, type Paint, type Style } from "./color.js";
+import { num, obj, ruleNames, str, type LogRecord } from "./filters.js";
+import { bytes, clip, duration, KIND_WIDTH, pad, row, shortSession } from "./layout.js";
+
+/** How the KIND column names and paints a message kind (notifications aside). */
+const KIND_LOOK: ReadonlyMap<string, readonly [label: string, style: Style | Style[] | null]> = new Map([
+  ["request", ["request", "bold"]],
+  ["response", ["response", null]],
+  ["error", ["error", "red"]],
+  ["invalid", ["INVALID", ["magenta", "bold"]]],
+  ["unanswered", ["UNANSWERED", ["red", "bold"]]],
+]);
+
+/** The line of an `rpc` record; `branch` is its mark under the request printed just before ("" for none). */
+export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
+  const kind = str(r.kind) ?? "?";
+  const arrow = r.direction === "client_to_server" ? p("green", "→") : p("blue", "←");
+  const method = str(r.method);
+  const rel = obj(r.related);
+  const progress = method === "notifications/progress";
+  const cancel = method === "notifications/cancelled";
+
+  const [label, style] = kind === "notification" ? notificationLook(progress, cancel) : (KIND_LOOK.get(kind) ?? [kind, null]);
+  const padded = pad(label, KIND_WIDTH - branch.length);
+  const kindCell = p("gray", branch) + (style ? p(style, padded) : padded);
+
+  const idValue = progress || cancel ? rel?.id : r.id;
+  const id = idValue === undefined || (idValue === null && kind !== "error" && kind !== "invalid") ? "" : `#${idText(idValue)}`;
+  const latencyMs = num(r.latencyMs) ?? (progress || cancel ? num(rel?.elapsedMs) : null);
+  const latency = latencyMs === null ? "" : duration(latencyMs);
+  const size = kind === "unanswered" ? "" : bytes(num(r.bytes));
+
+  const parts: string[] = [];
+  const call = [method, str(r.tool)].filter((x): x is string => x !== null).join(" ");
+  const params = obj(r.params);
+  if (progress) {
+    const done = num(params?.progress);
+    const total = num(params?.total);
+    parts.push(p("cyan", `⋯ ${done ?? "?"}${total !== null ? `/${total}` : ""}`));
+    if (rel) parts.push(printable(relatedCall(rel)));
+    const message = str(params?.message);
+    if (message) parts.push(p("dim", printable(clip(message, 80))));
+  } else if (cancel) {
+    parts.push(printable(call));
+    if (rel) parts.push(p("dim", printable(`of ${relatedCall(rel)}`)));
+    const reason = str(params?.reason);
+    if (reason) parts.push(p("dim", printable(`“${clip(reason, 80)}”`)));
+  } else {
+    if (call) parts.push(kind === "request" ? p("bold", printable(call)) : printable(call));
+  }
+  if (kind === "error") {
+    const error = obj(r.error);
+    const code = num(error?.code);
+    const message = str(error?.message);
+    if (code !== null || message) parts.push(p("red", printable([code, message && clip(message, 120)].filter((x) => x !== null && x !== "").join(" "))));
+  }
+  if (kind === "invalid" || kind === "unanswered") {
+    const reason = str(r.reason);
+    if (reason) parts.push(p(kind === "invalid" ? "magenta" : "red", printable(`— ${clip(reason, 160)}`)));
+  } else if (str(r.reason)) {
+    parts.push(p("yellow", printable(`— ${clip(str(r.reason)!, 160)}`)));
+  }
+  const batch = obj(r.batch);
+  if (batch) parts.push(p("dim", `[batch ${(num(batch.index) ?? 0) + 1}/${num(batch.size) ?? "?"}]`));
+  if (Array.isArray(r.headerMismatch)) parts.push(p("yellow", "⚠ header mismatch"));
+  if (r.insecureUpstream === true) parts.push(p("yellow", "⚠ insecure upstream"));
+  const badge = decisionBadge(p, obj(r.decision));
+  if (badge) parts.push(badge);
+
+  return row(p, str(r.time), shortSession(str(r.session)), arrow, kindCell, id, latency, size, parts.join("  "));
+}
+
+/** `FLAG rule`, `DENY rule` (logged only) or `DENY* rule (effect)` (enforced); "" for other decisions. */
+export function decisionBadge(p: Paint, decision: LogRecord | undefined): string {
+  if (!decision) return "";
+  const action = str(decision.action);
+  if (action !== "flag" && action !== "deny") return "";
+  const rules = ruleNames(decision);
+  const names = rules.length > 0 ? ` ${printable(clip(rules.join(","), 80))}` : "";
+  if (action === "flag") return p(["yellow", "bold"], `FLAG${names}`);
+  const enforced = decision.enforced === true;
+  const effect = str(decision.effect);
+  const text = `${enforced ? "DENY*" : "DENY"}${names}`;
+  return (enforced ? p(["inverseRed", "bold"], text) : p(["red", "bold"], text)) + (effect ? p("red", printable(` (${clip(effect, 80)})`)) : "");
+}
+
+function notificationLook(progress: boolean, cancel: boolean): readonly [string, Style | null] {
+  return progress ? ["progress", "dim"] : cancel ? ["cancel", "yellow"] : ["notify", null];
+}
+
+/** The method and tool of the request a progress or cancel notification is about. */
+function relatedCall(rel: LogRecord): string {
+  return [str(rel.method), str(rel.tool)].filter(Boolean).join(" ");
+}
+
+function idText(id: unknown): string {
+  const text = typeof id === "string" ? id : JSON.stringify(id) ?? "?";
+  return printable(clip(text, 9));
+}
