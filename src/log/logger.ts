@@ -117,8 +117,9 @@ function drained(d: SonicBoomState, boundMs = 10_000): Promise<void> {
       d.off("error", done);
       resolve();
     };
+    // "write" is emitted before sonic-boom updates its counters: look again once it has.
     const check = (): void => {
-      if (idle()) done();
+      setImmediate(() => idle() && done());
     };
     const timer = setTimeout(done, boundMs);
     d.on("write", check);
