@@ -9,15 +9,11 @@
  *   accepts, its accept queue filled): a TCP connect there stalls like one to an unroutable address.
  * - `startCliProxy()`: the built CLI as a child process, for /proc measurements (fds, RSS).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { spawn } from "node:child_process";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { NODE_BIN, readRecords, spawnCli, testCaFile, type SpawnedCli } from "../../helpers/proxy-harness.js";
+import { NODE_BIN, readRecords } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 
 export interface FaultUpstream {
@@ -162,62 +158,7 @@ export async function startBlackhole(): Promise<{ port: number; close(): Promise
 // ---------------------------------------------------------------------------------------------------------
 // The CLI as a child process, and what /proc says about it.
 
-export interface CliProxy {
-  cli: SpawnedCli;
-  child: ChildProcess;
-  pid: number;
-  host: string;
-  port: number;
-  url: string;
-  caPem: string;
-  logFile: string;
-  /** Stops it (SIGKILL if still running) and removes its files. */
-  dispose(): Promise<void>;
-}
-
-export async function startCliProxy(extra: string[] = []): Promise<CliProxy> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-faults-"));
-  const caDir = path.join(dir, "ca");
-  const logFile = path.join(dir, "log.ndjson");
-  const cli = spawnCli(["start", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", testCaFile(), ...extra]);
-  try {
-    const [, url] = await cli.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:(\d+))/, 20_000);
-    const port = Number(new URL(url!).port);
-    return {
-      cli,
-      child: cli.child,
-      pid: cli.child.pid!,
-      host: "127.0.0.1",
-      port,
-      url: url!,
-      caPem: await readFile(path.join(caDir, "ca.pem"), "utf8"),
-      logFile,
-      async dispose() {
-        cli.kill();
-        await cli.exited;
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    cli.kill();
-    await cli.exited;
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-/** Open file descriptors of a process. */
-export function fdCount(pid: number): number {
-  return readdirSync(`/proc/${pid}/fd`).length;
-}
-
-/** Resident set size of a process, in bytes. */
-export function rssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (!kb) throw new Error(`no VmRSS for ${pid}`);
-  return Number(kb) * 1024;
-}
+export { fdCount, rssBytes, startCliProxy, type CliProxy } from "../../helpers/cli-proxy.js";
 
 export const MB = 1024 * 1024;
 

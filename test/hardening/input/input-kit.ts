@@ -4,15 +4,11 @@
  * process with its memory read from /proc, and the "still serves" check every case ends with.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import tls from "node:tls";
 import { ProxyAgent, request } from "undici";
 import { expect } from "vitest";
-import { readRecords, spawnCli, testCaFile, type LogRecord, type SpawnedCli } from "../../helpers/proxy-harness.js";
+import type { LogRecord } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 
 export const MiB = 1024 * 1024;
@@ -130,66 +126,9 @@ export async function startRawUpstream(opts: { tls: boolean; answer?: (head: str
 
 // ---------------------------------------------------------------------------------------------------------
 
-export interface CliProxy {
-  cli: SpawnedCli;
-  pid: number;
-  host: string;
-  port: number;
-  url: string;
-  caPem: string;
-  logFile: string;
-  records(): Promise<LogRecord[]>;
-  waitForRecord(match: (r: LogRecord) => boolean, what: string, timeoutMs?: number): Promise<LogRecord>;
-  stop(): Promise<void>;
-}
-
-/** The built CLI (`dist/cli/main.js start`) as a child process: its memory is its own, read from /proc. */
-export async function startCliProxy(extra: string[] = []): Promise<CliProxy> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-input-"));
-  const caDir = path.join(dir, "ca");
-  const logFile = path.join(dir, "log.ndjson");
-  const cli = spawnCli(["start", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", testCaFile(), ...extra]);
-  const dispose = async (): Promise<void> => {
-    cli.kill();
-    await cli.exited;
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    const [, url] = await cli.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 20_000);
-    const port = Number(new URL(url!).port);
-    const records = () => readRecords(logFile);
-    return {
-      cli,
-      pid: cli.child.pid!,
-      host: "127.0.0.1",
-      port,
-      url: url!,
-      caPem: await readFile(path.join(caDir, "ca.pem"), "utf8"),
-      logFile,
-      records,
-      async waitForRecord(match, what, timeoutMs = 10_000) {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const found = (await records()).find(match);
-          if (found) return found;
-          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      },
-      stop: dispose,
-    };
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-}
-
-/** Resident set size of a process, in bytes (from /proc/<pid>/status). */
-export function rssOf(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-  if (!kb) throw new Error(`no VmRSS for ${pid}`);
-  return Number(kb) * 1024;
-}
+export { startCliProxy, type CliProxy } from "../../helpers/cli-proxy.js";
+export { rssBytes as rssOf } from "../../helpers/cli-proxy.js";
+import { rssBytes as rssOf } from "../../helpers/cli-proxy.js";
 
 /** Samples a process's RSS every `everyMs` until stopped; returns the highest value seen. */
 export function sampleRss(pid: number, everyMs = 20): { stop(): number } {

@@ -129,7 +129,7 @@ describe("large and explosive bodies (CLI proxy, memory from /proc)", () => {
     await agent?.close();
     for (const s of sockets) s.destroy();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    await proxy?.stop();
+    await proxy?.dispose();
   });
 
   async function expectStillServes(): Promise<void> {
