@@ -49,6 +49,13 @@ describe("pii: card numbers", () => {
     });
   }
 
+  it("does not take a bare 13-digit clock value for a card, though it passes Luhn with a Visa prefix", () => {
+    const clock = "4222222222222";
+    expect(luhnValid(clock)).toBe(true);
+    expect(piiDetector.scan({ sentNs: clock, text: `event at ${clock} ns` })).toEqual([]);
+    expect(typesIn(`visa ${clock}`)).toEqual(["card_number"]);
+  });
+
   it("finds a card number given as a JSON number", () => {
     expect(piiDetector.scan({ card: 4111111111111111 })).toEqual([expect.objectContaining({ type: "card_number", path: "/card" })]);
   });
