@@ -49,6 +49,9 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
         "MCP_WIRETAP_PROXY_AUTH",
       ),
     )
+    .addOption(
+      new Option("--connect-timeout <ms>", "how long a new upstream connection (TCP and TLS) may take before 502").default(30_000).argParser(parsePositiveInt),
+    )
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -63,6 +66,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     insecureUpstream: o.insecureUpstream as boolean,
     passthrough: o.passthrough as string[],
     graceMs: o.grace as number,
+    connectTimeoutMs: o.connectTimeout as number,
     payloads: o.payloads as PayloadMode,
     maxPayloadBytes: o.maxPayloadBytes as number,
     maxInspectBytes: o.maxInspectBytes as number,

@@ -52,6 +52,8 @@ export interface StartOptions {
   auditChain?: boolean;
   /** When records cannot be written: keep passing traffic (default) or refuse it. */
   onLogError?: OnLogError;
+  /** How long a new upstream connection may take, TCP connect and TLS handshake (default 30 s). */
+  connectTimeoutMs?: number;
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
@@ -126,6 +128,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     passthrough: opts.passthrough,
     proxyAuth,
     reverse,
+    ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),

@@ -24,7 +24,7 @@ import { startHttpsUpstream, type TestUpstream } from "../../helpers/https-upstr
 import { openTunnel, startTestProxy, tlsThroughTunnel, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 import { waitUntil } from "../../helpers/wait-until.js";
-import { sleep, startBlackhole, startFaultUpstream, startTlsStall, type FaultUpstream } from "./fault-kit.js";
+import { sleep, startBlackhole, startCliProxy, startFaultUpstream, startTlsStall, type FaultUpstream } from "./fault-kit.js";
 
 type Failure = { code: string; message: string };
 
@@ -377,6 +377,27 @@ describe("connect timeouts (ProxyServer with connectTimeoutMs: 600)", () => {
       expect(await recordFor(stall.port)).toMatchObject({ status: null, error: { code: "client_aborted" } });
     } finally {
       await stall.close();
+    }
+  });
+});
+
+describe("--connect-timeout", () => {
+  it("sets the connect timeout of the CLI proxy (502 after it, for an upstream that never finishes TLS)", async () => {
+    const proxy = await startCliProxy(["--connect-timeout", "500"]);
+    const stall = await startTlsStall();
+    try {
+      const a = new ProxyAgent({ uri: proxy.url, requestTls: { ca: proxy.caPem } });
+      const startedAt = Date.now();
+      const res = await fetch(`https://127.0.0.1:${stall.port}/mcp`, { dispatcher: a, signal: AbortSignal.timeout(10_000) });
+      const ms = Date.now() - startedAt;
+      await a.destroy();
+      expect(res.status).toBe(502);
+      expect(await res.text()).toMatch(/within the connect timeout/);
+      expect(ms).toBeGreaterThanOrEqual(450);
+      expect(ms).toBeLessThan(5_000);
+    } finally {
+      await stall.close();
+      await proxy.dispose();
     }
   });
 });
