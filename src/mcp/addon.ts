@@ -23,20 +23,7 @@ export interface McpAddonOptions {
  */
 export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
   const depthLimit = opts.maxJsonDepth ?? 256;
-  const ctx = (flow: McpFlow, direction: Direction, extra: Partial<MessageContext> = {}): TrackedContext => ({
-    flow: flow.ex.id,
-    transport: flow.transport,
-    server: flow.server,
-    path: flow.ex.request.path,
-    session: flow.session,
-    protocolVersion: headerValue(flow.ex.request.headers["mcp-protocol-version"]) ?? null,
-    direction,
-    scope: flow.scope,
-    assignedSession: flow.assignedSession,
-    ...(flow.ex.server.insecure ? { insecureUpstream: true } : {}),
-    ...(flow.notEnforceable && direction === "server_to_client" ? { notEnforceable: flow.notEnforceable } : {}),
-    ...extra,
-  });
+  const ctx = (flow: McpFlow, direction: Direction, extra: Partial<MessageContext> = {}): TrackedContext => flow.context(direction, extra);
 
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}): void => {
     const { batch, messages } = splitBatch(value);
@@ -168,7 +155,7 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
   if (flow.hinted && !flow.requestDecoder && ex.requestBytes > 0) {
     const type = headerValue(ex.request.headers["content-type"]) ?? "none";
     tracker.invalid(
-      { flow: ex.id, transport: flow.transport, server: flow.server, path: ex.request.path, session: flow.session, protocolVersion: null, direction: "client_to_server" },
+      flow.context("client_to_server"),
       `request body is not JSON (content-type: ${type})`,
       ex.requestBytes,
     );
@@ -179,7 +166,7 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
   if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && bodyModeFor(res.headers["content-type"]) === "ignored") {
     const type = headerValue(res.headers["content-type"]) ?? "none";
     tracker.invalid(
-      { flow: ex.id, transport: flow.transport, server: flow.server, path: ex.request.path, session: flow.session, protocolVersion: null, direction: "server_to_client" },
+      flow.context("server_to_client"),
       `response body is not JSON or an event stream (content-type: ${type})`,
       ex.responseBytes,
     );

@@ -3,7 +3,6 @@ import { parseContentEncoding, type BodyDecoderTap, type ContentCoding } from ".
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
-import { opposite } from "./correlator.js";
 import type { McpFlow } from "./flow.js";
 import type { RpcEvent } from "./rpc-event.js";
 import type { McpTracker } from "./tracker.js";
@@ -93,7 +92,7 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
       maxBytes: opts.maxInspectBytes,
       rewrite: async (body) => {
         if (body === null) {
-          tracker.invalid(contextOf(flow), "response larger than --max-inspect-bytes: passed on unjudged", 0);
+          tracker.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: passed on unjudged", 0);
           tap.end();
           return null;
         }
@@ -117,7 +116,7 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
         const id = events[0]?.sseEventId;
         return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
       },
-      oversized: () => tracker.invalid(contextOf(flow), "event larger than --max-inspect-bytes: passed on unjudged", 0),
+      oversized: () => tracker.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
     });
   }
   return true;
@@ -159,16 +158,4 @@ function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: b
 function respond(status: number, contentType: string | undefined, body: string): RequestVerdict {
   const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
   return { action: "respond", response: { status, headers, body: Buffer.from(body) } };
-}
-
-function contextOf(flow: McpFlow): Parameters<McpTracker["invalid"]>[0] {
-  return {
-    flow: flow.ex.id,
-    transport: flow.transport,
-    server: flow.server,
-    path: flow.ex.request.path,
-    session: flow.session,
-    protocolVersion: null,
-    direction: opposite("client_to_server"),
-  };
 }

@@ -2,7 +2,9 @@ import type { BodyDecoderTap } from "../body/index.js";
 import type { Exchange, ResponseRewriteHandle } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import type { LegacySession } from "./legacy-endpoints.js";
-import type { RpcEvent, Transport } from "./rpc-event.js";
+import type { Direction } from "./correlator.js";
+import type { MessageContext, RpcEvent, Transport } from "./rpc-event.js";
+import type { TrackedContext } from "./tracker.js";
 
 /** What the MCP addon knows about one exchange. */
 export class McpFlow {
@@ -37,5 +39,23 @@ export class McpFlow {
   /** Correlation scope: the session, or the exchange itself when there is none. */
   get scope(): string {
     return this.session ?? `flow:${this.ex.id}`;
+  }
+
+  /** Where a message of this exchange was seen, travelling `direction`. */
+  context(direction: Direction, extra: Partial<MessageContext> = {}): TrackedContext {
+    return {
+      flow: this.ex.id,
+      transport: this.transport,
+      server: this.server,
+      path: this.ex.request.path,
+      session: this.session,
+      protocolVersion: headerValue(this.ex.request.headers["mcp-protocol-version"]) ?? null,
+      direction,
+      scope: this.scope,
+      assignedSession: this.assignedSession,
+      ...(this.ex.server.insecure ? { insecureUpstream: true } : {}),
+      ...(this.notEnforceable && direction === "server_to_client" ? { notEnforceable: this.notEnforceable } : {}),
+      ...extra,
+    };
   }
 }

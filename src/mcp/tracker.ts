@@ -116,8 +116,9 @@ export class McpTracker {
   }
 
   /** An exchange carried something that should have been JSON-RPC and was not. */
-  invalid(ctx: MessageContext, reason: string, bytes: number): void {
-    this.out.rpc({ ...ctx, kind: "invalid", reason, bytes });
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): void {
+    const { scope: _scope, assignedSession: _assigned, ...context } = ctx as TrackedContext;
+    this.out.rpc({ ...context, kind: "invalid", reason, bytes });
   }
 
   /** Requests that can no longer be answered: reported, then forgotten. */
