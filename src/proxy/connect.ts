@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { Peer, TunnelInfo } from "./exchange.js";
 import { formatTarget, parseConnectTarget, type Target } from "./target.js";
+import { forwarded } from "./reclaim.js";
 
 /** What the proxy knows about the tunnel a request arrived through. */
 export interface TunnelContext {
@@ -126,8 +127,14 @@ function passThrough(opts: ConnectHandlerOptions, info: TunnelInfo, socket: Dupl
     connected = true;
     socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     if (head.length > 0) upstream.write(head);
-    socket.on("data", (c: Buffer) => (stats.bytesUp += c.length));
-    upstream.on("data", (c: Buffer) => (stats.bytesDown += c.length));
+    socket.on("data", (c: Buffer) => {
+      stats.bytesUp += c.length;
+      forwarded(c.length);
+    });
+    upstream.on("data", (c: Buffer) => {
+      stats.bytesDown += c.length;
+      forwarded(c.length);
+    });
     socket.pipe(upstream);
     upstream.pipe(socket);
   });

@@ -9,6 +9,7 @@ import { endToEndRawHeaders } from "./headers.js";
 import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
 import { classifyUpstreamError } from "./upstream-error.js";
+import { forwarded } from "./reclaim.js";
 
 export interface Upstream {
   httpAgent: http.Agent;
@@ -112,6 +113,7 @@ export function forwardExchange(
 
   req.on("data", (chunk: Buffer) => {
     ex.requestBytes += chunk.length;
+    forwarded(chunk.length);
     requestTaps.data(chunk);
   });
   req.on("end", () => requestTaps.end());

@@ -3,6 +3,7 @@ import type { TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
+import { forwarded } from "./reclaim.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -13,6 +14,7 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
   const rewriter = ex.responseRewriter;
   upRes.on("data", (chunk: Buffer) => {
     ex.responseBytes += chunk.length;
+    forwarded(chunk.length);
     taps.data(chunk);
   });
   if (!rewriter) {

@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { ForwardRoute } from "./forward.js";
 import { formatTarget } from "./target.js";
+import { forwarded } from "./reclaim.js";
 
 export interface UpgradeStats {
   bytesUp: number;
@@ -42,10 +43,14 @@ export function forwardUpgrade(
   upstream.once(route.secure ? "secureConnect" : "connect", () => {
     upstream.write(requestHead(req, route.path, route.hostHeader));
     if (head.length > 0) upstream.write(head);
-    client.on("data", (c: Buffer) => (stats.bytesUp += c.length));
+    client.on("data", (c: Buffer) => {
+      stats.bytesUp += c.length;
+      forwarded(c.length);
+    });
     upstream.on("data", (c: Buffer) => {
       if (stats.status === null) stats.status = statusOf(c);
       stats.bytesDown += c.length;
+      forwarded(c.length);
     });
     client.pipe(upstream);
     upstream.pipe(client);

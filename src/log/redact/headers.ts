@@ -34,6 +34,23 @@ function isSecretHeader(name: string): boolean {
   return SECRET_HEADERS.has(name) || SECRET_HEADER_PATTERN.test(name);
 }
 
+const keep = (value: string): string => value;
+const hide = (): string => REDACTED;
+/** Header names repeat from one exchange to the next: each is classified once. */
+const redactors = new Map<string, (value: string) => string>();
+const MAX_REMEMBERED_NAMES = 1_000;
+
+function redactorFor(lower: string): (value: string) => string {
+  let redactor = redactors.get(lower);
+  if (redactor) return redactor;
+  if (AUTHORIZATION_HEADERS.has(lower)) redactor = redactAuthorization;
+  else if (isSecretHeader(lower)) redactor = hide;
+  else if (URL_HEADERS.has(lower)) redactor = redactUrlQuery;
+  else redactor = keep;
+  if (redactors.size < MAX_REMEMBERED_NAMES) redactors.set(lower, redactor);
+  return redactor;
+}
+
 type HeaderValue = string | string[] | number | undefined;
 type HeaderMap = IncomingHttpHeaders | Record<string, HeaderValue>;
 
@@ -42,12 +59,7 @@ export function redactHeaders(headers: HeaderMap): Record<string, string | strin
   const result: Record<string, string | string[]> = {};
   for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
     if (raw === undefined) continue;
-    const lower = name.toLowerCase();
-    let redactOne: (value: string) => string;
-    if (AUTHORIZATION_HEADERS.has(lower)) redactOne = redactAuthorization;
-    else if (isSecretHeader(lower)) redactOne = () => REDACTED;
-    else if (URL_HEADERS.has(lower)) redactOne = redactUrlQuery;
-    else redactOne = (value) => value;
+    const redactOne = redactorFor(name.toLowerCase());
     const value = Array.isArray(raw) ? raw.map((item) => redactOne(String(item))) : redactOne(String(raw));
     defineMember(result, name, value);
   }
@@ -69,6 +81,8 @@ export function headerCredentials(headers: HeaderMap): string[] {
   for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
     if (raw === undefined) continue;
     const lower = name.toLowerCase();
+    const redactor = redactorFor(lower);
+    if (redactor === keep || redactor === redactUrlQuery) continue;
     for (const item of (Array.isArray(raw) ? raw : [raw]).map(String)) {
       if (AUTHORIZATION_HEADERS.has(lower)) {
         const credentials = /^\S+\s+(.+)$/.exec(item.trim())?.[1];
