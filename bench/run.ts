@@ -128,7 +128,7 @@ async function withDispatcher<T>(p: RunningPath, opts: Parameters<typeof dispatc
   }
 }
 
-async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, origin: string, measures: Measure[]): Promise<void> {
+async function measurePath(p: RunningPath, direct: RunningPath, r: PathResult, upstream: Upstream, origin: string, measures: Measure[]): Promise<void> {
   const child = p.child;
   const alive = (): boolean => !child || child.alive;
   const step = async (what: string, run: () => Promise<void>): Promise<void> => {
@@ -161,10 +161,14 @@ async function measurePath(p: RunningPath, r: PathResult, upstream: Upstream, or
   }
   if (measures.includes("sse")) {
     await step(`SSE latency (${d.sseEvents} events every ${d.sseIntervalMs} ms)`, () =>
-      withDispatcher(p, { bodyTimeoutMs: 0 }, async (dispatcher) => {
-        r.sse = await runSseLatency(dispatcher, origin, { count: d.sseEvents, intervalMs: d.sseIntervalMs });
-        if (r.sse.errors.total) r.failures.push(`SSE latency: ${JSON.stringify(r.sse.errors.messages)}`);
-      }),
+      withDispatcher(p, { bodyTimeoutMs: 0 }, (dispatcher) =>
+        // Through a proxy, a direct copy of the same events arrives alongside (see sse-latency.ts).
+        withDispatcher(direct, { bodyTimeoutMs: 0 }, async (directDispatcher) => {
+          const sseOptions = { count: d.sseEvents, intervalMs: d.sseIntervalMs };
+          r.sse = await runSseLatency(dispatcher, origin, p.proxy ? { ...sseOptions, direct: directDispatcher } : sseOptions);
+          if (r.sse.errors.total) r.failures.push(`SSE latency: ${JSON.stringify(r.sse.errors.messages)}`);
+        }),
+      ),
     );
   }
   if (measures.includes("handshake")) {
@@ -240,6 +244,7 @@ async function main(): Promise<void> {
         "the bench's client, upstream and proxies shared the CPU with other work; compare figures only within this run",
     );
   }
+  const direct = await startPath("direct", ctx);
   const wantLogging = options.measures.includes("logging");
   if (wantLogging && !options.paths.includes("mcp-wiretap")) results.logging = { skipped: "mcp-wiretap not selected" };
   for (const [i, name] of options.paths.entries()) {
@@ -260,7 +265,7 @@ async function main(): Promise<void> {
     r.startupMs = round(p.startupMs, 0);
     await sleep(300);
     r.rssIdleMiB = round(p.child?.rssMiB() ?? null, 1);
-    await measurePath(p, r, upstream, origin, options.measures.filter((m) => m !== "logging"));
+    await measurePath(p, direct, r, upstream, origin, options.measures.filter((m) => m !== "logging"));
     const stop = await p.stop();
     if (stop) r.failures.push(stop);
     if (p.child) r.stderrTail = p.child.stderr.trim().slice(-4000) || null;

@@ -5,8 +5,9 @@
  *                         the request accepts only text/event-stream (Streamable HTTP); when the call asks for
  *                         `arguments.progress` = K (with `_meta.progressToken`), an event stream of K
  *                         `notifications/progress` and then the result; 202 for notifications
- *   GET  /sse?count&interval  `count` progress notifications, one every `interval` ms, each stamped with the
- *                         server's monotonic write time (`sentNs`), then the stream ends
+ *   GET  /sse?count&interval[&pair]  `count` progress notifications, one every `interval` ms, each stamped
+ *                         with the server's monotonic write time (`sentNs`), then the stream ends; two
+ *                         requests with the same `pair` key get each event at the same moment
  *   GET  /hold            an SSE stream that sends one event and stays open until the client goes
  *   GET  /big?mb=N        N MiB streamed with backpressure (content-length set)
  *   GET  /health          "ok"
@@ -31,9 +32,34 @@ export interface Upstream {
 }
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);
+/** `/sse?pair=KEY` requests waiting for their partner. */
+const pairs = new Map<string, http.ServerResponse>();
 
 function jsonRpcResult(id: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", id: id ?? null, result: { content: [{ type: "text", text: "ok" }], isError: false } });
+}
+
+/** `count` progress events, one every `interval` ms, to each stream, each stamped just before its own write. */
+function streamProgress(streams: http.ServerResponse[], count: number, interval: number): void {
+  let n = 0;
+  const timer = setInterval(() => {
+    n++;
+    // Alternate who is written first, so neither stream is favoured.
+    const order = n % 2 === 0 ? streams : [...streams].reverse();
+    for (const res of order) {
+      const data = JSON.stringify({
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: "bench", progress: n, total: count, sentNs: process.hrtime.bigint().toString() },
+      });
+      res.write(`event: message\nid: ${n}\ndata: ${data}\n\n`);
+    }
+    if (n >= count) {
+      clearInterval(timer);
+      for (const res of streams) res.end();
+    }
+  }, interval);
+  for (const res of streams) res.on("close", () => clearInterval(timer));
 }
 
 function sseHead(res: http.ServerResponse): void {
@@ -100,21 +126,21 @@ export async function startUpstream(opts: { cert: string; key: string; extraHost
         const count = Math.min(10_000, Number(url.searchParams.get("count") ?? 10));
         const interval = Math.max(1, Number(url.searchParams.get("interval") ?? 10));
         sseHead(res);
-        let n = 0;
-        const timer = setInterval(() => {
-          n++;
-          const data = JSON.stringify({
-            jsonrpc: "2.0",
-            method: "notifications/progress",
-            params: { progressToken: "bench", progress: n, total: count, sentNs: process.hrtime.bigint().toString() },
-          });
-          res.write(`event: message\nid: ${n}\ndata: ${data}\n\n`);
-          if (n >= count) {
-            clearInterval(timer);
-            res.end();
-          }
-        }, interval);
-        res.on("close", () => clearInterval(timer));
+        const pair = url.searchParams.get("pair");
+        if (pair === null) {
+          streamProgress([res], count, interval);
+          return;
+        }
+        // Two requests with the same `pair` get the same events at the same moment (one direct, one through
+        // a proxy): the client compares the two arrival times of each event.
+        const waiting = pairs.get(pair);
+        if (!waiting) {
+          pairs.set(pair, res);
+          res.on("close", () => pairs.get(pair) === res && pairs.delete(pair));
+          return;
+        }
+        pairs.delete(pair);
+        streamProgress([waiting, res], count, interval);
         return;
       }
       case "/hold":

@@ -111,19 +111,25 @@ export function forwardExchange(
     res.end(bytes);
   };
 
-  req.on("data", (chunk: Buffer) => {
-    ex.requestBytes += chunk.length;
-    forwarded(chunk.length);
-    requestTaps.data(chunk);
-  });
-  req.on("end", () => requestTaps.end());
+  const tapBody = (): void => {
+    req.on("data", (chunk: Buffer) => {
+      ex.requestBytes += chunk.length;
+      forwarded(chunk.length);
+      requestTaps.data(chunk);
+    });
+    req.on("end", () => requestTaps.end());
+  };
   req.on("error", () => upstreamRequest?.destroy());
 
   const hold = ex.requestHold;
   if (!hold) {
     upstreamRequest = openUpstream(endToEndRawHeaders(req.rawHeaders));
+    // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
     req.pipe(upstreamRequest);
+    req.on("data", () => upstreamRequest?.socket?.uncork());
+    tapBody();
   } else {
+    tapBody();
     const chunks: Buffer[] = [];
     let size = 0;
     const apply = (verdict: RequestVerdict, rest: "piped" | "done"): void => {

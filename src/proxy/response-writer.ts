@@ -12,13 +12,14 @@ import { forwarded } from "./reclaim.js";
 export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, res: http.ServerResponse, taps: TapFanOut): void {
   const head = ex.response!;
   const rewriter = ex.responseRewriter;
-  upRes.on("data", (chunk: Buffer) => {
-    ex.responseBytes += chunk.length;
-    forwarded(chunk.length);
-    taps.data(chunk);
-  });
+  const tapBody = (): void => {
+    upRes.on("data", (chunk: Buffer) => {
+      ex.responseBytes += chunk.length;
+      forwarded(chunk.length);
+      taps.data(chunk);
+    });
+  };
   if (!rewriter) {
-    upRes.on("end", () => taps.end());
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
     // A body of known length follows its head at once: they go out together. Anything else (an event stream,
     // a chunked body) may stay silent for long: its head goes out now.
@@ -26,8 +27,17 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     upRes.on("end", () => {
       if (upRes.rawTrailers.length > 0 && res.chunkedEncoding) res.addTrailers(pairs(upRes.rawTrailers));
     });
+    // Piped first, tapped second: each chunk is on its way to the client before decoding, policy and
+    // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
+    // write; uncorking sends the chunk now instead of after the taps' work.)
     upRes.pipe(res);
-  } else if (rewriter.kind === "whole") {
+    upRes.on("data", () => res.socket?.uncork());
+    tapBody();
+    upRes.on("end", () => taps.end());
+    return;
+  }
+  tapBody();
+  if (rewriter.kind === "whole") {
     sendWhole(ex, upRes, res, rewriter, taps);
   } else {
     sendEvents(ex, upRes, res, rewriter, taps);
