@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import type { BodyTap } from "../proxy/exchange.js";
 
 export type JsonParseFailure = "empty_body" | "invalid_utf8" | "invalid_json" | "body_truncated";
@@ -21,14 +22,11 @@ export function parseJsonBody(body: Uint8Array, options: JsonBodyOptions = {}): 
       error: `JSON body is larger than the inspection limit of ${limit} bytes; not parsed`,
     };
   }
-  let text: string;
-  try {
-    // `fatal` so a body with bad bytes is reported rather than parsed with U+FFFD in its strings.
-    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
-  } catch {
-    return { ok: false, code: "invalid_utf8", error: `JSON body is not valid UTF-8 (${body.length} bytes)` };
-  }
-  return parseJsonText(text);
+  // Checked first, so a body with bad bytes is reported rather than parsed with U+FFFD in its strings.
+  if (!isUtf8(body)) return { ok: false, code: "invalid_utf8", error: `JSON body is not valid UTF-8 (${body.length} bytes)` };
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
+  // A leading byte order mark is not part of the JSON text (as TextDecoder would drop it).
+  return parseJsonText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 }
 
 /** Parses JSON text (an SSE event's `data`, say). Never throws. */
@@ -123,7 +121,7 @@ export function collectBody(limit: number): BodyCollector {
       state.aborted = true;
     },
     body() {
-      joined ??= Buffer.concat(chunks, kept);
+      joined ??= chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, kept);
       return joined;
     },
   };

@@ -61,7 +61,9 @@ export function errorCodeName(code: number): string | undefined {
 /** MCP request ids are strings or integers (JSON-RPC would also allow null and fractions). */
 export const RequestIdSchema = z.union([z.string(), z.number().int()]);
 export type RequestId = z.infer<typeof RequestIdSchema>;
-export const isRequestId = (value: unknown): value is RequestId => RequestIdSchema.safeParse(value).success;
+/** Same test as `RequestIdSchema` (an integer means a safe integer), without a parse per message. */
+export const isRequestId = (value: unknown): value is RequestId =>
+  typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 
 /** MCP params and results are JSON objects, never by-position arrays. */
 const JsonObjectSchema = z.record(z.string(), z.unknown());
