@@ -6,16 +6,17 @@
  * The server side runs in a child process (its RSS is its own); the client side is this process.
  */
 import { fork } from "node:child_process";
-import { readFileSync } from "node:fs";
-import tls from "node:tls";
-import { fileURLToPath } from "node:url";
-import { createBenchPki } from "./pki.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import tls from "node:tls";
+import { fileURLToPath } from "node:url";
+import { rssMiB as rssOf } from "./child.ts";
+import { createBenchPki } from "./pki.ts";
+import { sleep } from "./time.ts";
 
-const rssMiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) / 1024;
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 500));
+const rssMiB = (): number => rssOf(process.pid) ?? 0;
+const settle = (): Promise<void> => sleep(500);
 
 if (process.argv[2] === "--server") {
   const { key, cert } = JSON.parse(process.argv[3] ?? "{}") as { key: string; cert: string };

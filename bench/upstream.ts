@@ -32,8 +32,6 @@ export interface Upstream {
 }
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);
-/** `/sse?pair=KEY` requests waiting for their partner. */
-const pairs = new Map<string, http.ServerResponse>();
 
 function jsonRpcResult(id: unknown): string {
   return JSON.stringify({ jsonrpc: "2.0", id: id ?? null, result: { content: [{ type: "text", text: "ok" }], isError: false } });
@@ -68,6 +66,8 @@ function sseHead(res: http.ServerResponse): void {
 }
 
 export async function startUpstream(opts: { cert: string; key: string; extraHosts: readonly string[] }): Promise<Upstream> {
+  /** `/sse?pair=KEY` requests waiting for their partner. */
+  const pairs = new Map<string, http.ServerResponse>();
   let openHolds = 0;
   let connectionsAccepted = 0;
   let messagesWritten = 0;

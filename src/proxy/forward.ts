@@ -111,8 +111,10 @@ export function forwardExchange(
     res.end(bytes);
   };
 
-  const tapBody = (): void => {
+  /** `sent`: the chunk was already written upstream (piped), and is flushed before the taps' work. */
+  const tapBody = (sent?: () => void): void => {
     req.on("data", (chunk: Buffer) => {
+      sent?.();
       ex.requestBytes += chunk.length;
       forwarded(chunk.length);
       requestTaps.data(chunk);
@@ -126,8 +128,7 @@ export function forwardExchange(
     upstreamRequest = openUpstream(endToEndRawHeaders(req.rawHeaders));
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
     req.pipe(upstreamRequest);
-    req.on("data", () => upstreamRequest?.socket?.uncork());
-    tapBody();
+    tapBody(() => upstreamRequest?.socket?.uncork());
   } else {
     tapBody();
     const chunks: Buffer[] = [];

@@ -12,8 +12,10 @@ import { forwarded } from "./reclaim.js";
 export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, res: http.ServerResponse, taps: TapFanOut): void {
   const head = ex.response!;
   const rewriter = ex.responseRewriter;
-  const tapBody = (): void => {
+  /** `sent`: the chunk was already written to the client (piped), and is flushed before the taps' work. */
+  const tapBody = (sent?: () => void): void => {
     upRes.on("data", (chunk: Buffer) => {
+      sent?.();
       ex.responseBytes += chunk.length;
       forwarded(chunk.length);
       taps.data(chunk);
@@ -31,8 +33,7 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
     // write; uncorking sends the chunk now instead of after the taps' work.)
     upRes.pipe(res);
-    upRes.on("data", () => res.socket?.uncork());
-    tapBody();
+    tapBody(() => res.socket?.uncork());
     upRes.on("end", () => taps.end());
     return;
   }

@@ -81,10 +81,11 @@ export function headerCredentials(headers: HeaderMap): string[] {
   for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
     if (raw === undefined) continue;
     const lower = name.toLowerCase();
+    // Only headers whose values are hidden carry credentials.
     const redactor = redactorFor(lower);
-    if (redactor === keep || redactor === redactUrlQuery) continue;
+    if (redactor !== redactAuthorization && redactor !== hide) continue;
     for (const item of (Array.isArray(raw) ? raw : [raw]).map(String)) {
-      if (AUTHORIZATION_HEADERS.has(lower)) {
+      if (redactor === redactAuthorization) {
         const credentials = /^\S+\s+(.+)$/.exec(item.trim())?.[1];
         add(credentials ?? item);
         if (credentials && /^basic$/i.test(item.trim().split(/\s+/)[0] ?? "")) {
@@ -95,7 +96,7 @@ export function headerCredentials(headers: HeaderMap): string[] {
         }
       } else if (lower === "cookie" || lower === "cookie2") {
         for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1));
-      } else if (isSecretHeader(lower) && !lower.startsWith("set-cookie")) {
+      } else if (!lower.startsWith("set-cookie")) {
         add(item);
       }
     }
