@@ -2,26 +2,16 @@
  * The official SDK client talks to server-everything over the legacy HTTP+SSE transport (2024-11-05),
  * through the proxy, over TLS: requests are POSTed to the announced endpoint and answered on the GET stream.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { connectSse } from "../helpers/mcp-client.js";
-import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
-import { type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { checkLog, rpc, runScenario } from "./sdk-scenario.js";
+import { checkLog, rpc, runScenario, serverEverythingThroughProxy } from "./sdk-scenario.js";
 
 describe("SDK client ↔ server-everything over legacy HTTP+SSE, through the proxy", () => {
-  let upstream: McpUpstream;
-  let proxy: TestProxy;
-  beforeAll(async () => {
-    upstream = await startMcpUpstream();
-    proxy = await startTestProxy({ payloads: "full" });
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await upstream?.close();
-  });
+  const env = serverEverythingThroughProxy();
 
   it("correlates POSTed requests with responses on the GET stream, and ends the session when the stream closes", async () => {
+    const { upstream, proxy } = env;
     const connected = await connectSse(upstream.sseUrl, { proxyUrl: proxy.url, caPem: proxy.caPem, clientName: "wiretap-sdk-legacy" });
     let scenario;
     try {

@@ -5,8 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { expect } from "vitest";
-import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
+import { afterAll, beforeAll, expect } from "vitest";
+import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
+import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 
 /** Canonical JSON written independently of src/mcp/canonical-json.ts: sorted keys, no whitespace. */
 export function sortedJson(value: unknown): string {
@@ -25,6 +26,28 @@ export function expectedArgsHash(args: unknown): string {
 }
 
 export const rpc = (r: LogRecord): boolean => r.event === "rpc";
+
+/** server-everything and a proxy logging full payloads, started before the suite's tests and stopped after. */
+export function serverEverythingThroughProxy(): { readonly upstream: McpUpstream; readonly proxy: TestProxy } {
+  let upstream: McpUpstream | undefined;
+  let proxy: TestProxy | undefined;
+  beforeAll(async () => {
+    upstream = await startMcpUpstream();
+    proxy = await startTestProxy({ payloads: "full" });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await upstream?.close();
+  });
+  return {
+    get upstream() {
+      return upstream!;
+    },
+    get proxy() {
+      return proxy!;
+    },
+  };
+}
 
 export interface ToolCallSent {
   name: string;

@@ -2,26 +2,16 @@
  * The official SDK client talks to server-everything over Streamable HTTP, through the proxy, over TLS;
  * everything a user would check is checked on the log alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { connectStreamable } from "../helpers/mcp-client.js";
-import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
-import { type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { checkLog, rpc, runScenario } from "./sdk-scenario.js";
+import { checkLog, rpc, runScenario, serverEverythingThroughProxy } from "./sdk-scenario.js";
 
 describe("SDK client ↔ server-everything over Streamable HTTP, through the proxy", () => {
-  let upstream: McpUpstream;
-  let proxy: TestProxy;
-  beforeAll(async () => {
-    upstream = await startMcpUpstream();
-    proxy = await startTestProxy({ payloads: "full" });
-  });
-  afterAll(async () => {
-    await proxy?.stop();
-    await upstream?.close();
-  });
+  const env = serverEverythingThroughProxy();
 
   it("logs every request with its response, tool-call hashes, live progress and the session's start and end", async () => {
+    const { upstream, proxy } = env;
     const connected = await connectStreamable(upstream.streamableUrl, {
       proxyUrl: proxy.url,
       caPem: proxy.caPem,
