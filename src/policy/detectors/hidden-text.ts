@@ -154,17 +154,24 @@ export function findHidden(text: string): HiddenSpan[] {
   return spans;
 }
 
-/** The text with every span `findHidden` reports removed. */
+/** Removing a span can join what it separated into a new one (VS16, tag, VS16 → a run of two selectors). */
+const MAX_STRIP_PASSES = 16;
+
+/** The text with every span `findHidden` reports removed, again until none is left. */
 export function stripHidden(text: string): string {
-  const spans = findHidden(text);
-  if (spans.length === 0) return text;
-  let result = "";
-  let position = 0;
-  for (const span of spans) {
-    result += text.slice(position, span.start);
-    position = span.end;
+  let current = text;
+  for (let pass = 0; pass < MAX_STRIP_PASSES; pass++) {
+    const spans = findHidden(current);
+    if (spans.length === 0) return current;
+    let result = "";
+    let position = 0;
+    for (const span of spans) {
+      result += current.slice(position, span.start);
+      position = span.end;
+    }
+    current = result + current.slice(position);
   }
-  return result + text.slice(position);
+  return current;
 }
 
 const MAX_DECODED = 200;

@@ -86,4 +86,11 @@ describe("stripHidden", () => {
   it("removes a whole escape sequence, not just the ESC", () => {
     expect(stripHidden("\u001b]0;title\u0007text")).toBe("text");
   });
+
+  it("also removes what a removal joins together: two lone selectors around a tag become one run", () => {
+    // Each VS16 alone is legitimate (emoji presentation); with the tag gone they form a smuggling run.
+    const text = `a\uFE0F${String.fromCodePoint(0xe0000)}\uFE0Fb`;
+    expect(stripHidden(text)).toBe("ab");
+    expect(stripHidden(stripHidden(text))).toBe(stripHidden(text));
+  });
 });
