@@ -245,16 +245,23 @@ class ZlibStage {
   }
 }
 
+/**
+ * Each output chunk is one trip to the thread pool, which costs far more than the decoding of 16 KiB (zlib's
+ * default): 64 KiB chunks decode a bomb's zeros two to three times faster, for 48 KiB more per live decoder.
+ */
+const OUTPUT_CHUNK_BYTES = 64 * 1024;
+
 function createDecompressor(coding: ContentCoding, head: Buffer): Transform {
+  const options = { chunkSize: OUTPUT_CHUNK_BYTES };
   switch (coding) {
     case "gzip":
-      return zlib.createGunzip();
+      return zlib.createGunzip(options);
     case "deflate":
-      return hasZlibHeader(head) ? zlib.createInflate() : zlib.createInflateRaw();
+      return hasZlibHeader(head) ? zlib.createInflate(options) : zlib.createInflateRaw(options);
     case "br":
-      return zlib.createBrotliDecompress();
+      return zlib.createBrotliDecompress(options);
     case "zstd":
-      return zlib.createZstdDecompress();
+      return zlib.createZstdDecompress(options);
   }
 }
 
