@@ -27,7 +27,12 @@ export interface LoadResult {
 
 let nextId = 1;
 
-export async function runLoad(dispatcher: Dispatcher, origin: string, opts: LoadOptions): Promise<LoadResult> {
+/** One window's result, with its raw latencies (for pooling windows; not written to results.json). */
+export interface LoadRun extends LoadResult {
+  samples: number[];
+}
+
+export async function runLoad(dispatcher: Dispatcher, origin: string, opts: LoadOptions): Promise<LoadRun> {
   const headers = { ...MCP_HEADERS, accept: opts.sseAnswer ? "text/event-stream" : "application/json, text/event-stream" };
   const errors = new ErrorTally();
   const latencies: number[] = [];
@@ -64,6 +69,27 @@ export async function runLoad(dispatcher: Dispatcher, origin: string, opts: Load
     seconds: round(seconds) ?? 0,
     reqPerSec: seconds > 0 ? round(latencies.length / seconds, 0) : null,
     latencyMs: summarize(latencies),
+    errors: errors.toJSON(),
+    samples: latencies,
+  };
+}
+
+/** Several windows of one path and load as one: requests and seconds summed, latencies pooled. */
+export function poolRuns(runs: readonly LoadRun[]): LoadResult {
+  const first = runs[0];
+  if (!first) throw new Error("poolRuns: no runs");
+  const requests = runs.reduce((a, r) => a + r.requests, 0);
+  const seconds = runs.reduce((a, r) => a + r.seconds, 0);
+  const errors = new ErrorTally();
+  for (const r of runs) for (const m of r.errors.messages) for (let i = 0; i < m.count; i++) errors.add(m.message);
+  errors.total = runs.reduce((a, r) => a + r.errors.total, 0);
+  return {
+    concurrency: first.concurrency,
+    answer: first.answer,
+    requests,
+    seconds: round(seconds) ?? 0,
+    reqPerSec: seconds > 0 ? round(requests / seconds, 0) : null,
+    latencyMs: summarize(runs.flatMap((r) => r.samples)),
     errors: errors.toJSON(),
   };
 }

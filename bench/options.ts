@@ -15,6 +15,8 @@ export interface BenchOptions {
     /** Measured window of the c=8 run (the headline), and of the c=1 and c=32 runs. */
     loadMs: number;
     loadMsOther: number;
+    /** The load windows are split into this many rounds, every path taking its turn in each (throughput.ts). */
+    loadRounds: number;
     sseAnswerLoadMs: number;
     sseEvents: number;
     sseIntervalMs: number;
@@ -77,11 +79,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     measures,
     durations: quick
       ? {
-          warmupMs: 200, loadMs: 1000, loadMsOther: 700, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
+          warmupMs: 200, loadMs: 1000, loadMsOther: 700, loadRounds: 2, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
           bigMiB: 20, bigTimeoutMs: 15_000, bigTimeoutPeersMs: 10_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
         }
       : {
-          warmupMs: 300, loadMs: 3000, loadMsOther: 2000, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
+          warmupMs: 150, loadMs: 4000, loadMsOther: 2000, loadRounds: 4, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
           bigMiB: 100, bigTimeoutMs: 30_000, bigTimeoutPeersMs: 20_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
         },
   };

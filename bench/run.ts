@@ -11,16 +11,16 @@ import type { Dispatcher } from "undici";
 import { killAllChildren } from "./child.ts";
 import { dispatcherFor } from "./clients.ts";
 import { runHandshakes } from "./handshake.ts";
-import { runLoad } from "./load.ts";
 import { runSseLatency } from "./sse-latency.ts";
 import { countLog, runLogging } from "./logging.ts";
 import { runBigResponse, runOpenStreams } from "./memory.ts";
 import { parseOptions, type Measure } from "./options.ts";
-import { PathUnavailable, REPO, startPath, startWiretap, type BenchContext, type RunningPath } from "./paths.ts";
+import { PathUnavailable, REPO, startPath, startWiretap, type BenchContext, type PathName, type RunningPath } from "./paths.ts";
 import { createBenchPki } from "./pki.ts";
 import { checkTargets, computeRatios, table, writeResults, type PathResult, type Results } from "./report.ts";
 import { errorText, round } from "./stats.ts";
 import { sleep, waitFor, within } from "./time.ts";
+import { runInterleavedLoad } from "./throughput.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
 const WATCHDOG_MS = 160_000;
@@ -42,8 +42,8 @@ const progress = (msg: string): void => {
 /** Time the rest of the run needs at least, for the paths not started yet and the logging measure. */
 let reserveMs = 0;
 function estimateReserve(pathsLeft: number, loggingLeft: boolean): number {
-  // Fixed parts of a path (start, load runs, SSE stream) and the least the variable parts get.
-  const perPath = 3000 + 4 * d.warmupMs + d.loadMs + 2 * d.loadMsOther + d.sseAnswerLoadMs + d.sseEvents * d.sseIntervalMs + 500 + 2000 + 2000 + 3000 + 3000;
+  // Fixed parts of a path (stop, SSE stream) and the least the variable parts get; the load runs come first.
+  const perPath = 1000 + d.sseEvents * d.sseIntervalMs + 500 + 2000 + 2000 + 3000 + 3000;
   return pathsLeft * perPath + (loggingLeft ? d.logSeconds * 1000 + 6000 : 0);
 }
 /** How long a variable-length measure may take: its own limit, or less when the run's budget is short. */
@@ -142,23 +142,6 @@ async function measurePath(p: RunningPath, direct: RunningPath, r: PathResult, u
     if (!alive()) r.failures.push(`${p.name} process died during "${what}": ${JSON.stringify(child?.exit)}; stderr: ${child?.stderr.trim().slice(-2000)}`);
   };
 
-  if (measures.includes("throughput")) {
-    await withDispatcher(p, {}, async (dispatcher) => {
-      for (const [concurrency, sseAnswer] of [[1, false], [8, false], [32, false], [8, true]] as const) {
-        await step(`tools/call c=${concurrency}${sseAnswer ? " answered as SSE" : ""}`, async () => {
-          const cpu0 = child?.cpuSeconds() ?? null;
-          const conns0 = upstream.connectionsAccepted;
-          const durationMs = sseAnswer ? d.sseAnswerLoadMs : concurrency === 8 ? d.loadMs : d.loadMsOther;
-          const res = await runLoad(dispatcher, origin, { concurrency, warmupMs: d.warmupMs, durationMs, sseAnswer });
-          const cpu1 = child?.cpuSeconds() ?? null;
-          // CPU over warm-up + window, per request completed in the window (warm-up is short; an estimate).
-          const perReq = cpu0 !== null && cpu1 !== null && res.requests > 0 ? ((cpu1 - cpu0) * 1000 * durationMs) / (durationMs + d.warmupMs) / res.requests : null;
-          r.load.push({ ...res, proxyCpuMsPerReq: sseAnswer ? null : round(perReq, 3), upstreamConnections: upstream.connectionsAccepted - conns0 });
-          if (res.errors.total) r.failures.push(`tools/call c=${concurrency}${sseAnswer ? " (SSE)" : ""}: ${res.errors.total} errors: ${JSON.stringify(res.errors.messages)}`);
-        });
-      }
-    });
-  }
   if (measures.includes("sse")) {
     await step(`SSE latency (${d.sseEvents} events every ${d.sseIntervalMs} ms)`, () =>
       withDispatcher(p, { bodyTimeoutMs: 0 }, (dispatcher) =>
@@ -210,6 +193,35 @@ async function measurePath(p: RunningPath, direct: RunningPath, r: PathResult, u
   }
 }
 
+function emptyResult(name: PathName): PathResult {
+  return { name, skipped: null, startupMs: null, rssIdleMiB: null, load: [], sse: null, handshake: null, big: null, streams: null, failures: [], stderrTail: null };
+}
+
+/** Small tools/call requests at c=1, 8, 32 and c=8 answered as SSE, every running path in turn. */
+async function measureThroughput(paths: RunningPath[], byName: Map<PathName, PathResult>, upstream: Upstream, origin: string): Promise<void> {
+  const dispatchers = paths.map((p) => ({ path: p, dispatcher: dispatcherFor(p, {}) }));
+  const alive = (p: RunningPath): boolean => !p.child || p.child.alive;
+  try {
+    const configs = [
+      { concurrency: 1, sseAnswer: false, durationMs: d.loadMsOther },
+      { concurrency: 8, sseAnswer: false, durationMs: d.loadMs },
+      { concurrency: 32, sseAnswer: false, durationMs: d.loadMsOther },
+      { concurrency: 8, sseAnswer: true, durationMs: d.sseAnswerLoadMs },
+    ];
+    const loads = await runInterleavedLoad(dispatchers, configs, { rounds: d.loadRounds, warmupMs: d.warmupMs, origin, upstream, alive, progress });
+    for (const p of paths) {
+      const r = byName.get(p.name)!;
+      r.load = loads.get(p) ?? [];
+      for (const l of r.load) {
+        if (l.errors.total) r.failures.push(`tools/call c=${l.concurrency}${l.answer === "sse" ? " (SSE)" : ""}: ${l.errors.total} errors: ${JSON.stringify(l.errors.messages)}`);
+      }
+      if (!alive(p)) r.failures.push(`${p.name} process died during the load runs: ${JSON.stringify(p.child?.exit)}; stderr: ${p.child?.stderr.trim().slice(-2000)}`);
+    }
+  } finally {
+    await Promise.all(dispatchers.map((t) => closeDispatcher(t.dispatcher)));
+  }
+}
+
 /** Log completeness, on a fresh mcp-wiretap instance (run right after the mcp-wiretap path). */
 async function measureLogging(ctx: BenchContext, origin: string, upstream: Upstream): Promise<void> {
   progress(`mcp-wiretap: logging completeness (${d.logRate} JSON-RPC messages/s for ${d.logSeconds} s, fresh instance)`);
@@ -247,25 +259,39 @@ async function main(): Promise<void> {
   const direct = await startPath("direct", ctx);
   const wantLogging = options.measures.includes("logging");
   if (wantLogging && !options.paths.includes("mcp-wiretap")) results.logging = { skipped: "mcp-wiretap not selected" };
-  for (const [i, name] of options.paths.entries()) {
-    reserveMs = estimateReserve(options.paths.length - i - 1, wantLogging && options.paths.indexOf("mcp-wiretap") >= i);
-    const r: PathResult = { name, skipped: null, startupMs: null, rssIdleMiB: null, load: [], sse: null, handshake: null, big: null, streams: null, failures: [], stderrTail: null };
-    results.paths.push(r);
+  const byName = new Map<PathName, PathResult>(options.paths.map((name) => [name, emptyResult(name)]));
+  const running = new Map<PathName, RunningPath>([["direct", direct]]);
+  const start = async (name: PathName): Promise<void> => {
+    const r = byName.get(name)!;
     progress(`${name}: starting`);
-    let p: RunningPath;
     try {
-      p = await startPath(name, ctx);
+      const p = await startPath(name, ctx);
+      r.startupMs = round(p.startupMs, 0);
+      await sleep(300);
+      r.rssIdleMiB = round(p.child?.rssMiB() ?? null, 1);
+      running.set(name, p);
     } catch (err) {
       r.skipped = err instanceof PathUnavailable ? err.message : errorText(err);
       if (!(err instanceof PathUnavailable)) r.failures.push(`start: ${errorText(err)}`);
       results.notes.push(`${name}: ${r.skipped}`);
       if (name === "mcp-wiretap" && wantLogging) results.logging = { skipped: "mcp-wiretap did not start" };
-      continue;
     }
-    r.startupMs = round(p.startupMs, 0);
-    await sleep(300);
-    r.rssIdleMiB = round(p.child?.rssMiB() ?? null, 1);
-    await measurePath(p, direct, r, upstream, origin, options.measures.filter((m) => m !== "logging"));
+  };
+
+  // Throughput first, with every path up at once: their windows are interleaved (see throughput.ts).
+  const startedAll = options.measures.includes("throughput");
+  if (startedAll) {
+    for (const name of options.paths) if (!running.has(name)) await start(name);
+    await measureThroughput(options.paths.flatMap((n) => running.get(n) ?? []), byName, upstream, origin);
+  }
+  for (const [i, name] of options.paths.entries()) {
+    reserveMs = estimateReserve(options.paths.length - i - 1, wantLogging && options.paths.indexOf("mcp-wiretap") >= i);
+    const r = byName.get(name)!;
+    results.paths.push(r);
+    if (!startedAll && !running.has(name)) await start(name);
+    const p = running.get(name);
+    if (!p) continue;
+    await measurePath(p, direct, r, upstream, origin, options.measures.filter((m) => m !== "logging" && m !== "throughput"));
     const stop = await p.stop();
     if (stop) r.failures.push(stop);
     if (p.child) r.stderrTail = p.child.stderr.trim().slice(-4000) || null;

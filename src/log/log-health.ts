@@ -42,6 +42,11 @@ export class LogHealth {
     }
   }
 
+  /** Records a failed write took with it (the failure itself is reported by `failed`). */
+  lostRecords(count: number): void {
+    this.dropped += count;
+  }
+
   recovered(): void {
     if (this.failing === null) return;
     this.failing = null;

@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
-import { createStream } from "rotating-file-stream";
 import { AuditChain } from "./audit-chain.js";
+import { BatchWriter } from "./batch-writer.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -36,8 +36,6 @@ export class LogFileError extends UsageError {}
 
 /** Bound on records held in memory while the destination cannot keep up (or fails): past it they are dropped and counted. */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
-const MAX_WRITE_BYTES = 1024 * 1024;
-
 const PRIVATE_FILE_MODE = 0o600;
 
 /**
@@ -47,7 +45,7 @@ const PRIVATE_FILE_MODE = 0o600;
 export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const options: pino.LoggerOptions = {
     base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
   };
@@ -56,12 +54,22 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const health = new LogHealth(opts.onError ?? "pass", target);
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
-    : opts.file && opts.maxSize
-      ? rotatingDestination(opts.file, opts.maxSize, opts.keep ?? 5, health)
-      : fileDestination(opts, health);
+    : writerDestination(opts, health);
   const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
   const logger = pino(options, stream as pino.DestinationStream);
   return { logger, target: base.describe, health, flush: base.flush };
+}
+
+let stampedMs = -1;
+let stamp = "";
+/** pino's isoTime, formatted once per millisecond: under load many records share one. */
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== stampedMs) {
+    stampedMs = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
 }
 
 /** A log file that cannot be opened is a configuration error: said at start, not discovered later. */
@@ -74,84 +82,20 @@ function assertWritable(file: string): void {
   }
 }
 
-function fileDestination(opts: LogFileOptions, health: LogHealth) {
-  const destination = pino.destination({
-    dest: opts.file ?? opts.fd ?? 1,
-    sync: false,
-    mkdir: true,
-    mode: PRIVATE_FILE_MODE,
-    minLength: 0,
-    // Large writes: under load one write call carries many records (the default 16 KiB cannot keep up with
-    // thousands of records a second while the event loop is busy forwarding).
-    maxWrite: MAX_WRITE_BYTES,
-    maxLength: MAX_BUFFERED_BYTES,
-  } as never);
-  destination.on("error", (err: Error) => health.failed(err));
-  destination.on("write", () => health.recovered());
-  destination.on("drop", () => health.droppedRecord());
-  return {
-    stream: destination as pino.DestinationStream,
-    describe: opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"),
-    flush: () => drained(destination as unknown as SonicBoomState),
-  };
-}
-
-interface SonicBoomState extends NodeJS.EventEmitter {
-  fd: number;
-  _writing: boolean;
-  _len: number;
-}
-
-/**
- * Resolves once every record handed to the destination is written (sonic-boom's own flush() calls back at
- * once when minLength is 0), or it failed, or after a bound: shutdown must not hang on a broken disk.
- */
-function drained(d: SonicBoomState, boundMs = 10_000): Promise<void> {
-  return new Promise((resolve) => {
-    const idle = (): boolean => d.fd >= 0 && !d._writing && d._len === 0;
-    if (idle()) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      d.off("write", check);
-      d.off("ready", check);
-      d.off("error", done);
-      resolve();
-    };
-    // "write" is emitted before sonic-boom updates its counters: look again once it has.
-    const check = (): void => {
-      setImmediate(() => idle() && done());
-    };
-    const timer = setTimeout(done, boundMs);
-    d.on("write", check);
-    d.on("ready", check);
-    d.once("error", done);
+function writerDestination(opts: LogFileOptions, health: LogHealth) {
+  const file = opts.file;
+  const writer = new BatchWriter({
+    target: file ? { file } : { fd: opts.fd ?? 1 },
+    ...(file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : {}),
+    maxBufferedBytes: MAX_BUFFERED_BYTES,
+    health,
   });
-}
-
-function rotatingDestination(file: string, maxSize: number, keep: number, health: LogHealth) {
-  const dir = path.dirname(path.resolve(file));
-  const base = path.basename(file);
-  // In logrotate mode the generator gets the rotation index (1 … keep) as its first argument, null for the live file.
-  const name = (index: Date | number | null): string => (typeof index === "number" ? `${base}.${index}` : base);
-  const stream = createStream(name as (time: Date | number | null) => string, {
-    path: dir,
-    size: `${maxSize}B`,
-    rotate: keep,
-    mode: PRIVATE_FILE_MODE,
-  });
-  stream.on("error", (err: Error) => health.failed(err));
-  const guarded = {
-    write(chunk: string): boolean {
-      if (stream.writableLength > MAX_BUFFERED_BYTES) {
-        health.droppedRecord();
-        return true;
-      }
-      return stream.write(chunk, (err) => (err ? health.failed(err) : health.recovered()));
-    },
-  };
-  return {
-    stream: guarded as unknown as pino.DestinationStream,
-    describe: `${file} (rotated at ${maxSize} bytes, ${keep} kept)`,
-    flush: () => new Promise<void>((resolve) => stream.end(() => resolve())),
-  };
+  const describe = file
+    ? opts.maxSize
+      ? `${file} (rotated at ${opts.maxSize} bytes, ${opts.keep ?? 5} kept)`
+      : file
+    : opts.fd === 2
+      ? "stderr"
+      : "stdout";
+  return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close() };
 }
