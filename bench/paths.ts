@@ -15,6 +15,8 @@ export type PathName = (typeof PATH_NAMES)[number];
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WIRETAP_MAIN = path.join(REPO, "dist", "cli", "main.js");
 const BARE_ENGINE = path.join(REPO, "bench", "bare-engine.ts");
+/** The V8 setting `npm start` and the Docker image run mcp-wiretap with; the bare engine gets it too. */
+const NODE_FLAGS = ["--max-semi-space-size=8"];
 
 export interface BenchContext {
   tmp: string;
@@ -60,6 +62,7 @@ export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
   const logFile = path.join(ctx.tmp, `wiretap-${n}.log`);
   const started = performance.now();
   const child = new Child("mcp-wiretap", process.execPath, [
+    ...NODE_FLAGS,
     WIRETAP_MAIN, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile,
   ]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
@@ -83,7 +86,7 @@ export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
 async function startBareEngine(ctx: BenchContext): Promise<RunningPath> {
   const caDir = path.join(ctx.tmp, "bare-engine-ca");
   const started = performance.now();
-  const child = new Child("bare-engine", process.execPath, [BARE_ENGINE, caDir], { ...process.env, NODE_EXTRA_CA_CERTS: ctx.benchCaFile });
+  const child = new Child("bare-engine", process.execPath, [...NODE_FLAGS, BARE_ENGINE, caDir], { ...process.env, NODE_EXTRA_CA_CERTS: ctx.benchCaFile });
   const listening = await child.waitForOutput(/BARE_ENGINE_LISTENING (\d+)/, 60_000);
   if (!listening) {
     await child.stop();

@@ -180,7 +180,7 @@ describe("Dockerfile", () => {
     expect(one("USER")).toEqual(["node"]);
     expect(one("VOLUME").map((v) => JSON.parse(v) as unknown)).toEqual([["/app/certs", "/app/logs"]]);
     expect(one("EXPOSE")).toEqual(["8080"]);
-    expect(JSON.parse(one("ENTRYPOINT")[0]!)).toEqual(["node", "dist/cli/main.js"]);
+    expect(JSON.parse(one("ENTRYPOINT")[0]!)).toEqual(["node", "--max-semi-space-size=8", "dist/cli/main.js"]);
     expect(JSON.parse(one("CMD")[0]!)).toEqual(["start", "--host", "0.0.0.0", "--ca-dir", "/app/certs", "--log-file", "/app/logs/mcp-wiretap.ndjson"]);
     expect(one("HEALTHCHECK")[0]).toMatch(/CMD \["node", "-e", .*127\.0\.0\.1:8080\/healthz/);
     for (const step of one("RUN")) expect(step.split("&&").every((part) => /^\s*(mkdir|chown|chmod)\s/.test(part)), step).toBe(true);
