@@ -44,6 +44,8 @@ export class BatchWriter {
   private scheduled: NodeJS.Immediate | null = null;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
+  /** A failed write left part of a record in the target: the next write starts on a new line. */
+  private torn = false;
 
   constructor(private readonly options: BatchWriterOptions) {
     const { target } = options;
@@ -79,6 +81,7 @@ export class BatchWriter {
     if (this.carry && !this.writeOut(this.carry.bytes, this.carry.records)) return false;
     this.carry = null;
     if (this.queued.length === 0) return true;
+    if (this.torn) this.queued.unshift("\n");
     const batch = Buffer.from(this.queued.length === 1 ? this.queued[0]! : this.queued.join(""));
     const records = this.queuedRecords;
     this.queued = [];
@@ -116,8 +119,10 @@ export class BatchWriter {
       }
       this.options.health.lostRecords(records);
       this.options.health.failed(err as Error);
+      if (offset > 0) this.torn = bytes[offset - 1] !== 0x0a;
       return true;
     }
+    this.torn = false;
     this.options.health.recovered();
     this.size += bytes.length;
     const { maxSize } = this.options;

@@ -123,6 +123,40 @@ describe("BatchWriter", () => {
     }
   });
 
+  it("after a write cut off mid-record (file size limit), the next records start on a line of their own", () => {
+    const file = path.join(dir, "limited.ndjson");
+    // `ulimit -f 2`: the file may not grow past 2048 bytes; a write across the limit is cut short (and the
+    // rest fails with EFBIG), as on a disk that fills up mid-write. The first turn's records fill ~1,500
+    // bytes; the second turn's ~1,500 cannot all fit. The file is then cut back to the middle of record 10
+    // (room again, a torn line at its end), and a third turn is written.
+    const script = `
+      import { truncateSync } from "node:fs";
+      import { BatchWriter } from ${JSON.stringify(path.resolve("dist/log/batch-writer.js"))};
+      import { LogHealth } from ${JSON.stringify(path.resolve("dist/log/log-health.js"))};
+      process.on("SIGXFSZ", () => {});
+      const health = new LogHealth("pass", "x", (line) => process.stdout.write(line));
+      const writer = new BatchWriter({ target: { file: ${JSON.stringify(file)} }, maxBufferedBytes: 1 << 20, health });
+      const record = (seq) => JSON.stringify({ seq, pad: "x".repeat(130) }) + "\\n";
+      for (let i = 0; i < 10; i++) writer.write(record(i));
+      writer.flushNow();
+      for (let i = 10; i < 20; i++) writer.write(record(i));
+      writer.flushNow();
+      truncateSync(${JSON.stringify(file)}, 10 * record(0).length + 60);
+      writer.write(record(99));
+      writer.flushNow();
+      process.stdout.write("dropped " + health.dropped + "\\n");
+    `;
+    const result = spawnSync("bash", ["-c", 'ulimit -f 2 && exec "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: "utf8", timeout: 20_000 });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("cannot write log records to x: EFBIG");
+    expect(result.stdout).toContain("dropped 10");
+    const lines = readFileSync(file, "utf8").split("\n");
+    // Whole records 0-9, the start of record 10 cut at the truncation, then record 99 on a line of its own.
+    expect(lines.slice(0, 10).map((line) => (JSON.parse(line) as { seq: number }).seq)).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    expect(lines[10]).toMatch(/^\{"seq":10,/);
+    expect(JSON.parse(lines[11]!)).toMatchObject({ seq: 99 });
+  });
+
   it("writes the last turn's records when the process exits before the turn ends", () => {
     const file = path.join(dir, "exit.ndjson");
     const script = `
