@@ -46,6 +46,8 @@ export class BatchWriter {
   private closed = false;
   /** A failed write left part of a record in the target: the next write starts on a new line. */
   private torn = false;
+  /** After a failed rotation, the size at which it is tried again (not at every write). */
+  private rotateAt = 0;
 
   constructor(private readonly options: BatchWriterOptions) {
     const { target } = options;
@@ -126,11 +128,11 @@ export class BatchWriter {
     this.options.health.recovered();
     this.size += bytes.length;
     const { maxSize } = this.options;
-    if (maxSize && this.size >= maxSize && "file" in this.options.target) this.rotate(this.options.target.file);
+    if (maxSize && this.size >= Math.max(maxSize, this.rotateAt) && "file" in this.options.target) this.rotate(this.options.target.file, maxSize);
     return true;
   }
 
-  private rotate(file: string): void {
+  private rotate(file: string, maxSize: number): void {
     const keep = this.options.keep ?? 5;
     try {
       for (let i = keep - 1; i >= 1; i--) if (existsSync(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
@@ -139,9 +141,11 @@ export class BatchWriter {
       closeQuietly(this.fd);
       this.fd = next;
       this.size = 0;
+      this.rotateAt = 0;
     } catch (err) {
-      // Records keep going to the file as it is; the failure is said, and tried again at the next write.
-      this.options.health.failed(err as Error);
+      // Records are still written (to the file as it is, or to the renamed one): a warning, not a failure.
+      this.rotateAt = this.size + maxSize;
+      this.options.health.rotationFailed(err as Error);
     }
   }
 }

@@ -10,6 +10,7 @@ export class LogHealth {
   dropped = 0;
   private lastWarning = 0;
   private lastDropWarning = 0;
+  private lastRotationWarning = -Infinity;
 
   constructor(
     readonly mode: OnLogError,
@@ -40,6 +41,13 @@ export class LogHealth {
       this.lastDropWarning = this.now();
       this.warn(`mcp-wiretap: log records are being DROPPED: ${this.target} cannot keep up (${this.dropped} so far)\n`);
     }
+  }
+
+  /** The log could not be rotated; records are still written. Said at most every 10 s. */
+  rotationFailed(err: Error): void {
+    if (this.now() - this.lastRotationWarning <= 10_000) return;
+    this.lastRotationWarning = this.now();
+    this.warn(`mcp-wiretap: cannot rotate ${this.target}: ${(err as NodeJS.ErrnoException).code ?? err.message}; records are still written, rotation is tried again later\n`);
   }
 
   /** Records a failed write took with it (the failure itself is reported by `failed`). */

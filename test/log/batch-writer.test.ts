@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readdirSync, readSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -62,6 +62,31 @@ describe("BatchWriter", () => {
     expect(one).toEqual(Array.from({ length: 20 }, (_, i) => 60 + i));
     expect(two).toEqual(Array.from({ length: 20 }, (_, i) => 40 + i));
     for (const name of readdirSync(dir)) expect(statSync(path.join(dir, name)).mode & 0o777).toBe(0o600);
+  });
+
+  it("when rotation fails, keeps writing to the file, warns once, and rotates later once it can", async () => {
+    const file = path.join(dir, "log.ndjson");
+    // Non-empty directories where the rotated files should go: the renames fail.
+    for (const n of [1, 2]) mkdirSync(path.join(`${file}.${n}`, "in-the-way"), { recursive: true });
+    const writer = new BatchWriter({ target: { file }, maxSize: 1000, keep: 2, maxBufferedBytes: 1 << 20, health });
+    for (let batch = 0; batch < 4; batch++) {
+      for (let i = 0; i < 10; i++) writer.write(record(batch * 10 + i)); // ~600 bytes a batch
+      await turn();
+    }
+    expect(seqsOf(readFileSync(file, "utf8"))).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(health.failing).toBeNull();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/cannot rotate the log: E\w+; records are still written/);
+    for (const n of [1, 2]) rmSync(`${file}.${n}`, { recursive: true });
+    for (let batch = 4; batch < 8; batch++) {
+      for (let i = 0; i < 10; i++) writer.write(record(batch * 10 + i));
+      await turn();
+    }
+    await writer.close();
+    // Rotated at last: the 60 records written meanwhile went out together, then rotation went on as usual.
+    expect(seqsOf(readFileSync(`${file}.2`, "utf8"))).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(seqsOf(readFileSync(`${file}.1`, "utf8"))).toEqual(Array.from({ length: 20 }, (_, i) => 60 + i));
+    expect(readFileSync(file, "utf8")).toBe("");
   });
 
   it("on a full device: says so once, counts the lost records, and goes on", async () => {
