@@ -1,4 +1,5 @@
 /** Command line: --quick, --only NAME (a path or a measure; repeatable), --help. */
+import path from "node:path";
 import { PATH_NAMES, type PathName } from "./paths.ts";
 
 export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging"] as const;
@@ -8,6 +9,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Keep the temp dir (logs, CA folders) for a look afterwards. */
   keepTemp: boolean;
+  /** Write a V8 CPU profile of each Node proxy (mcp-wiretap, bare engine) into this folder. */
+  cpuProfDir: string | null;
   paths: PathName[];
   measures: Measure[];
   durations: {
@@ -34,9 +37,12 @@ export interface BenchOptions {
   };
 }
 
-const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
+const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp] [--cpu-prof DIR]
   --quick      short durations (smoke run); figures are not comparable with a full run
   --keep-temp  keep the temp dir (proxy logs, CA folders) and print its path
+  --cpu-prof DIR
+               write a CPU profile of each Node proxy into DIR (.cpuprofile: Chrome DevTools or
+               speedscope show it as a flame graph); profiling slows the proxies down
   --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
                repeatable; "direct" always runs when a measure needs it as the reference
 `;
@@ -44,11 +50,13 @@ const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
 export function parseOptions(argv: readonly string[]): BenchOptions {
   let quick = false;
   let keepTemp = false;
+  let cpuProfDir: string | null = null;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") quick = true;
     else if (arg === "--keep-temp") keepTemp = true;
+    else if (arg === "--cpu-prof" && argv[i + 1]) cpuProfDir = path.resolve(argv[++i]!);
     else if (arg === "--only" && argv[i + 1]) only.push(...(argv[++i] ?? "").split(","));
     else if (arg?.startsWith("--only=")) only.push(...arg.slice(7).split(","));
     else if (arg === "--help" || arg === "-h") {
@@ -75,6 +83,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   return {
     quick,
     keepTemp,
+    cpuProfDir,
     paths,
     measures,
     durations: quick

@@ -22,6 +22,13 @@ export interface BenchContext {
   tmp: string;
   benchCaFile: string;
   benchCaPem: string;
+  /** Folder for V8 CPU profiles of the Node proxies (`--cpu-prof`), or null. */
+  cpuProfDir?: string | null;
+}
+
+/** Node options of a proxy child: the V8 setting, and a CPU profile when asked for. */
+function nodeFlags(ctx: BenchContext): string[] {
+  return ctx.cpuProfDir ? [...NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${ctx.cpuProfDir}`] : NODE_FLAGS;
 }
 
 export interface RunningPath {
@@ -62,7 +69,7 @@ export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
   const logFile = path.join(ctx.tmp, `wiretap-${n}.log`);
   const started = performance.now();
   const child = new Child("mcp-wiretap", process.execPath, [
-    ...NODE_FLAGS,
+    ...nodeFlags(ctx),
     WIRETAP_MAIN, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile,
   ]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
@@ -86,7 +93,7 @@ export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
 async function startBareEngine(ctx: BenchContext): Promise<RunningPath> {
   const caDir = path.join(ctx.tmp, "bare-engine-ca");
   const started = performance.now();
-  const child = new Child("bare-engine", process.execPath, [...NODE_FLAGS, BARE_ENGINE, caDir], { ...process.env, NODE_EXTRA_CA_CERTS: ctx.benchCaFile });
+  const child = new Child("bare-engine", process.execPath, [...nodeFlags(ctx), BARE_ENGINE, caDir], { ...process.env, NODE_EXTRA_CA_CERTS: ctx.benchCaFile });
   const listening = await child.waitForOutput(/BARE_ENGINE_LISTENING (\d+)/, 60_000);
   if (!listening) {
     await child.stop();
