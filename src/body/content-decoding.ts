@@ -10,6 +10,11 @@ export const zstdSupported = typeof zlib.createZstdDecompress === "function";
 export interface ContentDecoderOptions {
   /** Stop once any decoding step has produced more than this many bytes (decompression-bomb guard). */
   maxBytes: number;
+  /**
+   * Stop as well once more than `afterBytes` are decoded at more than `ratio` times the compressed bytes
+   * read: a bomb then costs megabytes of decoding, not `maxBytes`.
+   */
+  maxRatio?: { ratio: number; afterBytes: number };
   /** Decoded bytes, in order. Never called with more than `maxBytes` bytes in total. */
   onData(chunk: Buffer): void;
   onProblem(problem: BodyProblem): void;
@@ -161,6 +166,25 @@ class PipelineDecoder implements ContentDecoder {
       }
     }
     if (allowed.length < chunk.length) this.fail(this.limitProblem());
+    else if (this.expandsTooMuch()) this.fail(this.ratioProblem());
+  }
+
+  /** Compressed bytes the first decoder has consumed so far (not merely been handed: zlib queues input). */
+  private get bytesIn(): number {
+    return this.stages[0]?.consumed ?? 0;
+  }
+
+  private expandsTooMuch(): boolean {
+    const limit = this.options.maxRatio;
+    return limit !== undefined && this.stages.length > 0 && this.bytesOut > limit.afterBytes && this.bytesOut > limit.ratio * this.bytesIn;
+  }
+
+  private ratioProblem(): BodyProblem {
+    const { ratio, afterBytes } = this.options.maxRatio!;
+    return {
+      code: "decode_limit",
+      message: `decoded body is over ${ratio} times its compressed size past ${afterBytes} bytes (${this.bytesIn} compressed bytes decoded); decoding stopped`,
+    };
   }
 
   private limitProblem(): BodyProblem {
@@ -231,6 +255,11 @@ class ZlibStage {
   destroy(): void {
     this.destroyed = true;
     this.stream?.destroy();
+  }
+
+  /** Input bytes the decompressor has processed. */
+  get consumed(): number {
+    return (this.stream as (Transform & { bytesWritten?: number }) | null)?.bytesWritten ?? 0;
   }
 
   private start(head: Buffer): Transform {

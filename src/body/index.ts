@@ -103,6 +103,7 @@ export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
   let aborted = false;
   const created = createContentDecoder(options.contentEncoding, {
     maxBytes: decodedByteCap(mode, encoding.codings.length > 0, options),
+    maxRatio: BOMB_RATIO,
     onData: (chunk) => sink.data(chunk),
     onProblem: (problem) => sink.problem(problem),
     onEnd: () => sink.end(aborted),
@@ -119,6 +120,12 @@ export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
   );
   return { mode, done: decoder.done, ...tap };
 }
+
+/**
+ * Ordinary JSON and event streams compress tens to one; a body that keeps expanding 1000:1 past 64 MiB is a
+ * decompression bomb. Stopping it there saves seconds of CPU decoding up to the 1 GiB stream cap.
+ */
+const BOMB_RATIO = { ratio: 1000, afterBytes: 64 * 1024 * 1024 };
 
 /** Identity bodies need no cap here: the SSE decoder bounds each event and the JSON collector keeps a prefix. */
 function decodedByteCap(mode: "json" | "sse", compressed: boolean, options: BodyDecoderOptions): number {

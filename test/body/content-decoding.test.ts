@@ -19,11 +19,17 @@ interface Run {
   decoder: ContentDecoder;
 }
 
-function startDecoder(encoding: string | string[] | undefined, maxBytes = 64 * MiB, keepOutput = true) {
+function startDecoder(
+  encoding: string | string[] | undefined,
+  maxBytes = 64 * MiB,
+  keepOutput = true,
+  maxRatio?: { ratio: number; afterBytes: number },
+) {
   const kept: Buffer[] = [];
   const run = { output: Buffer.alloc(0), chunks: 0, bytes: 0, problems: [] as BodyProblem[], ends: 0 };
   const created = createContentDecoder(encoding, {
     maxBytes,
+    ...(maxRatio ? { maxRatio } : {}),
     onData: (chunk) => {
       run.chunks++;
       run.bytes += chunk.length;
@@ -180,6 +186,39 @@ describe("content decoding", () => {
     const chunksAtEnd = run.chunks;
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(run.chunks).toBe(chunksAtEnd);
+  });
+
+  it("stops a bomb once it has expanded past the ratio limit, long before the byte cap", async () => {
+    const bomb = gzipOfZeros(200); // ~1000:1
+    const { run, decoder } = startDecoder("gzip", 1024 * MiB, false, { ratio: 500, afterBytes: 8 * MiB });
+    decoder.data(bomb);
+    decoder.end();
+    await decoder.done;
+    expect(run.problems).toEqual([
+      {
+        code: "decode_limit",
+        message: expect.stringMatching(/^decoded body is over 500 times its compressed size past 8388608 bytes \(\d+ compressed bytes decoded\); decoding stopped$/),
+      },
+    ]);
+    // Stopped at the first output chunk past 8 MiB (zlib writes up to 64 KiB at a time).
+    expect(run.bytes).toBeGreaterThan(8 * MiB);
+    expect(run.bytes).toBeLessThanOrEqual(8 * MiB + 64 * 1024);
+    expect(run.ends).toBe(1);
+  });
+
+  it("lets an ordinary compressed body through the ratio limit whole", async () => {
+    const text = Buffer.from(
+      Array.from({ length: 200_000 }, (_, i) => `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${i}}}\n\n`).join(""),
+    );
+    const run = await decodeAll("gzip", [zlib.gzipSync(text)]);
+    const { run: limited, decoder } = startDecoder("gzip", 1024 * MiB, true, { ratio: 1000, afterBytes: MiB });
+    decoder.data(zlib.gzipSync(text));
+    decoder.end();
+    await decoder.done;
+    expect(text.length).toBeGreaterThan(10 * MiB);
+    expect(limited.problems).toEqual([]);
+    expect(limited.output.equals(text)).toBe(true);
+    expect(run.output.equals(text)).toBe(true);
   });
 
   it("caps an inner coding's output too (a bomb wrapped in another coding)", async () => {
