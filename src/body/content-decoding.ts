@@ -188,7 +188,10 @@ class PipelineDecoder implements ContentDecoder {
   }
 
   private limitProblem(): BodyProblem {
-    return { code: "decode_limit", message: `decoded body exceeds ${this.options.maxBytes} bytes; decoding stopped` };
+    return {
+      code: "decode_limit",
+      message: `decoded body exceeds ${this.options.maxBytes} bytes (from ${this.bytesIn} compressed bytes); decoding stopped`,
+    };
   }
 
   private fail(problem: BodyProblem): void {

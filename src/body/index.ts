@@ -176,13 +176,14 @@ function jsonSink(
 ): ModeSink {
   const limit = options.maxInspectBytes;
   const collector = collectBody(limit);
-  let cutByDecoder = false;
+  /** The decoder's own words when it stopped at the limit: they show the expansion (a bomb, or a large body). */
+  let cutByDecoder: string | null = null;
   let decodeFailed = false;
   return {
     data: (chunk) => collector.data(chunk),
     problem: (problem) => {
       if (problem.code === "decode_limit") {
-        cutByDecoder = true;
+        cutByDecoder = problem.message;
         return;
       }
       decodeFailed = true;
@@ -192,8 +193,11 @@ function jsonSink(
       // A body cut off by the connection or by corrupt compression is not JSON worth parsing.
       if (aborted || decodeFailed) return;
       collector.end();
-      const parsed = parseJsonBody(collector.body(), { truncated: collector.truncated || cutByDecoder, limit });
-      if (!parsed.ok) return report({ code: parsed.code, message: parsed.error });
+      const parsed = parseJsonBody(collector.body(), { truncated: collector.truncated || cutByDecoder !== null, limit });
+      if (!parsed.ok) {
+        const why = parsed.code === "body_truncated" && cutByDecoder !== null ? ` (${cutByDecoder})` : "";
+        return report({ code: parsed.code, message: `${parsed.error}${why}` });
+      }
       const depthLimit = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
       if (maxDepth(parsed.value, depthLimit) > depthLimit) {
         return report({ code: "json_too_deep", message: `JSON body nests deeper than ${depthLimit} levels` });

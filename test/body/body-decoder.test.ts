@@ -163,16 +163,22 @@ describe("createBodyDecoder", () => {
       ["gzip", zlib.gzipSync(big)],
     ] as const) {
       const outcome = await decodeBody({ contentType: "application/json", contentEncoding }, [body]);
-      expect(outcome.problems).toEqual([
-        { code: "body_truncated", message: "JSON body is larger than the inspection limit of 65536 bytes; not parsed" },
-      ]);
+      // Compressed, the reason also says how far it expanded (the decoder's words).
+      const message = contentEncoding
+        ? /^JSON body is larger than the inspection limit of 65536 bytes; not parsed \(decoded body exceeds 65536 bytes \(from \d+ compressed bytes\); decoding stopped\)$/
+        : /^JSON body is larger than the inspection limit of 65536 bytes; not parsed$/;
+      expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringMatching(message) }]);
       expect(outcome.messages).toEqual([]);
     }
   });
 
-  it("stops a gzip bomb declared as JSON at the inspection limit", async () => {
-    const outcome = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [gzipOfZeros(50)]);
-    expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.any(String) }]);
+  it("stops a gzip bomb declared as JSON at the inspection limit, and the reason shows the expansion", async () => {
+    const bomb = gzipOfZeros(50);
+    const outcome = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [bomb]);
+    expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringContaining("(decoded body exceeds 65536 bytes (from ") }]);
+    const compressed = Number(/from (\d+) compressed bytes/.exec(outcome.problems[0]!.message)?.[1]);
+    expect(compressed).toBeGreaterThan(0);
+    expect(compressed).toBeLessThanOrEqual(bomb.length);
   });
 
   it("caps the decoded size of a compressed event stream with maxStreamBytes", async () => {

@@ -223,8 +223,12 @@ describe("large and explosive bodies (CLI proxy, memory from /proc)", () => {
     expect(growth).toBeLessThan(MAX_RSS_GROWTH);
     expect(ms).toBeLessThan(10_000);
     const { rpc } = await recordsFor(path, 1);
-    // The JSON sink reads the decoder's `decode_limit` as "larger than the inspection limit".
+    // The JSON sink reads the decoder's `decode_limit` as "larger than the inspection limit", and quotes it:
+    // 8 MiB out of a few KB shows the bomb.
     expect(rpc.map((r) => [r.kind, r.direction, String(r.reason).split(":")[0]])).toEqual([["invalid", "server_to_client", "body_truncated"]]);
+    const compressed = Number(/\(decoded body exceeds 8388608 bytes \(from (\d+) compressed bytes\); decoding stopped\)$/.exec(String(rpc[0]!.reason))?.[1]);
+    expect(compressed).toBeGreaterThan(0);
+    expect(compressed).toBeLessThan(64 * 1024);
     await expectStillServes();
   });
 
