@@ -18,10 +18,10 @@ const EARLY_FLUSH_BYTES = 1024 * 1024;
 const RETRY_MS = 5;
 
 /** Writers still open: on a sudden exit (process.exit, an uncaught error) their last turn is written too. */
-const open = new Set<BatchWriter>();
+const liveWriters = new Set<BatchWriter>();
 let exitHooked = false;
 function writeAllAtExit(): void {
-  for (const writer of open) writer.flushNow();
+  for (const writer of liveWriters) writer.flushNow();
 }
 
 /**
@@ -53,7 +53,7 @@ export class BatchWriter {
     const { target } = options;
     this.fd = "file" in target ? openSync(target.file, "a", PRIVATE_FILE_MODE) : target.fd;
     if ("file" in target) this.size = fstatSync(this.fd).size;
-    open.add(this);
+    liveWriters.add(this);
     if (!exitHooked) {
       exitHooked = true;
       process.once("exit", writeAllAtExit);
@@ -100,7 +100,7 @@ export class BatchWriter {
       this.retry = null;
     }
     this.closed = true;
-    open.delete(this);
+    liveWriters.delete(this);
     if (this.retry) clearTimeout(this.retry);
     if ("file" in this.options.target) closeQuietly(this.fd);
   }

@@ -8,9 +8,8 @@ export type OnLogError = "pass" | "block";
 export class LogHealth {
   failing: Error | null = null;
   dropped = 0;
-  private lastWarning = 0;
-  private lastDropWarning = 0;
-  private lastRotationWarning = -Infinity;
+  /** When each kind of warning was last said: each is said at most every 10 s. */
+  private readonly lastSaid = new Map<"failed" | "dropped" | "rotation", number>();
 
   constructor(
     readonly mode: OnLogError,
@@ -25,29 +24,22 @@ export class LogHealth {
   }
 
   failed(err: Error): void {
-    const first = this.failing === null;
+    // A new failure (after records were written again) is always said.
+    if (this.failing === null) this.lastSaid.delete("failed");
     this.failing = err;
-    if (first || this.now() - this.lastWarning > 10_000) {
-      this.lastWarning = this.now();
-      const what = this.mode === "block" ? "new traffic is refused until records can be written again" : "traffic passes UNRECORDED (--on-log-error block would refuse it)";
-      this.warn(`mcp-wiretap: cannot write log records to ${this.target}: ${(err as NodeJS.ErrnoException).code ?? err.message}; ${what}${this.dropped ? ` (${this.dropped} records dropped so far)` : ""}\n`);
-    }
+    const what = this.mode === "block" ? "new traffic is refused until records can be written again" : "traffic passes UNRECORDED (--on-log-error block would refuse it)";
+    this.sayEvery10s("failed", () => `mcp-wiretap: cannot write log records to ${this.target}: ${codeOf(err)}; ${what}${this.dropped ? ` (${this.dropped} records dropped so far)` : ""}\n`);
   }
 
   /** A record could not even be buffered (the destination fell too far behind): said loudly, at most every 10 s. */
   droppedRecord(): void {
     this.dropped++;
-    if (this.now() - this.lastDropWarning > 10_000) {
-      this.lastDropWarning = this.now();
-      this.warn(`mcp-wiretap: log records are being DROPPED: ${this.target} cannot keep up (${this.dropped} so far)\n`);
-    }
+    this.sayEvery10s("dropped", () => `mcp-wiretap: log records are being DROPPED: ${this.target} cannot keep up (${this.dropped} so far)\n`);
   }
 
   /** The log could not be rotated; records are still written. Said at most every 10 s. */
   rotationFailed(err: Error): void {
-    if (this.now() - this.lastRotationWarning <= 10_000) return;
-    this.lastRotationWarning = this.now();
-    this.warn(`mcp-wiretap: cannot rotate ${this.target}: ${(err as NodeJS.ErrnoException).code ?? err.message}; records are still written, rotation is tried again later\n`);
+    this.sayEvery10s("rotation", () => `mcp-wiretap: cannot rotate ${this.target}: ${codeOf(err)}; records are still written, rotation is tried again later\n`);
   }
 
   /** Records a failed write took with it (the failure itself is reported by `failed`). */
@@ -60,4 +52,15 @@ export class LogHealth {
     this.failing = null;
     this.warn(`mcp-wiretap: log records are written to ${this.target} again${this.dropped ? ` (${this.dropped} were dropped)` : ""}\n`);
   }
+
+  private sayEvery10s(kind: "failed" | "dropped" | "rotation", line: () => string): void {
+    const last = this.lastSaid.get(kind);
+    if (last !== undefined && this.now() - last <= 10_000) return;
+    this.lastSaid.set(kind, this.now());
+    this.warn(line());
+  }
+}
+
+function codeOf(err: Error): string {
+  return (err as NodeJS.ErrnoException).code ?? err.message;
 }

@@ -54,7 +54,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const health = new LogHealth(opts.onError ?? "pass", target);
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
-    : writerDestination(opts, health);
+    : writerDestination(opts, target, health);
   const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
   const logger = pino(options, stream as pino.DestinationStream);
   return { logger, target: base.describe, health, flush: base.flush };
@@ -82,20 +82,15 @@ function assertWritable(file: string): void {
   }
 }
 
-function writerDestination(opts: LogFileOptions, health: LogHealth) {
+function writerDestination(opts: LogFileOptions, target: string, health: LogHealth) {
   const file = opts.file;
+  const rotation = file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
   const writer = new BatchWriter({
     target: file ? { file } : { fd: opts.fd ?? 1 },
-    ...(file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : {}),
+    ...rotation,
     maxBufferedBytes: MAX_BUFFERED_BYTES,
     health,
   });
-  const describe = file
-    ? opts.maxSize
-      ? `${file} (rotated at ${opts.maxSize} bytes, ${opts.keep ?? 5} kept)`
-      : file
-    : opts.fd === 2
-      ? "stderr"
-      : "stdout";
+  const describe = rotation ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)` : target;
   return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close() };
 }

@@ -8,7 +8,7 @@ import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOption
 import { McpFlow } from "./flow.js";
 import type { MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
-import type { McpTracker, TrackedContext } from "./tracker.js";
+import type { McpTracker } from "./tracker.js";
 
 export interface McpAddonOptions {
   maxInspectBytes: number;
@@ -23,8 +23,6 @@ export interface McpAddonOptions {
  */
 export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
   const depthLimit = opts.maxJsonDepth ?? 256;
-  const ctx = (flow: McpFlow, direction: Direction, extra: Partial<MessageContext> = {}): TrackedContext => flow.context(direction, extra);
-
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}): void => {
     const { batch, messages } = splitBatch(value);
     if (!flow.isMcp && !messages.some(looksLikeJsonRpc)) return;
@@ -37,7 +35,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
       }
-      const event = tracker.message(ctx(flow, direction, more), message, size);
+      const event = tracker.message(flow.context(direction, more), message, size);
       if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
       flow.captured?.push(event);
     });
@@ -45,7 +43,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
 
   const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
     if (!flow.isMcp || p.code === "empty_body") return;
-    tracker.invalid(ctx(flow, direction), `${p.code}: ${p.message}`, 0);
+    tracker.invalid(flow.context(direction), `${p.code}: ${p.message}`, 0);
   };
 
   const onSse = (flow: McpFlow, m: BodyMessage): void => {
@@ -73,11 +71,11 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
     if (!parsed.ok) {
-      if (flow.isMcp) tracker.invalid(ctx(flow, "server_to_client", extra), `SSE event data is not JSON: ${parsed.error}`, bytes);
+      if (flow.isMcp) tracker.invalid(flow.context("server_to_client", extra), `SSE event data is not JSON: ${parsed.error}`, bytes);
       return;
     }
     if (maxDepth(parsed.value, depthLimit) > depthLimit) {
-      if (flow.isMcp) tracker.invalid(ctx(flow, "server_to_client", extra), `JSON nests deeper than ${depthLimit} levels`, bytes);
+      if (flow.isMcp) tracker.invalid(flow.context("server_to_client", extra), `JSON nests deeper than ${depthLimit} levels`, bytes);
       return;
     }
     deliver(flow, "server_to_client", parsed.value, bytes, extra);

@@ -5,7 +5,7 @@ import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { Peer, TunnelInfo } from "./exchange.js";
 import { formatTarget, parseConnectTarget, type Target } from "./target.js";
-import { forwarded } from "./reclaim.js";
+import { countForwarded } from "./reclaim.js";
 
 /** What the proxy knows about the tunnel a request arrived through. */
 export interface TunnelContext {
@@ -58,9 +58,7 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
   socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
   // A tunnel that stays silent, or never finishes its TLS handshake, is closed (and said so) after a while.
   const timeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-  let ready = false;
   const timer = setTimeout(() => {
-    if (ready) return;
     opts.clientTlsError(info, new Error(`no request and no completed TLS handshake within ${timeoutMs / 1000} s after CONNECT`));
     socket.destroy();
   }, timeoutMs);
@@ -68,7 +66,7 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
   socket.once("close", () => clearTimeout(timer));
   withFirstBytes(socket, head, (first) => {
     if (first[0] !== TLS_HANDSHAKE) {
-      ready = true;
+      clearTimeout(timer);
       opts.serve(socket, { info, secure: false, clientTls: null });
       // The HTTP server reads the socket through 'data' events: it stays paused (bytes put back) otherwise.
       socket.resume();
@@ -82,7 +80,7 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
     if (opts.keylog) tlsSocket.on("keylog", opts.keylog);
     const tunnel: TunnelContext = { info, secure: true, clientTls: null };
     tlsSocket.once("secure", () => {
-      ready = true;
+      clearTimeout(timer);
       tunnel.clientTls = tlsSocket.getProtocol() ?? null;
     });
     tlsSocket.on("error", (err) => {
@@ -127,14 +125,8 @@ function passThrough(opts: ConnectHandlerOptions, info: TunnelInfo, socket: Dupl
     connected = true;
     socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     if (head.length > 0) upstream.write(head);
-    socket.on("data", (c: Buffer) => {
-      stats.bytesUp += c.length;
-      forwarded(c.length);
-    });
-    upstream.on("data", (c: Buffer) => {
-      stats.bytesDown += c.length;
-      forwarded(c.length);
-    });
+    countForwarded(socket, (n) => (stats.bytesUp += n));
+    countForwarded(upstream, (n) => (stats.bytesDown += n));
     socket.pipe(upstream);
     upstream.pipe(socket);
   });

@@ -9,7 +9,7 @@ import { endToEndRawHeaders } from "./headers.js";
 import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
 import { classifyUpstreamError } from "./upstream-error.js";
-import { forwarded } from "./reclaim.js";
+import { countForwarded } from "./reclaim.js";
 
 export interface Upstream {
   httpAgent: http.Agent;
@@ -113,12 +113,14 @@ export function forwardExchange(
 
   /** `sent`: the chunk was already written upstream (piped), and is flushed before the taps' work. */
   const tapBody = (sent?: () => void): void => {
-    req.on("data", (chunk: Buffer) => {
-      sent?.();
-      ex.requestBytes += chunk.length;
-      forwarded(chunk.length);
-      requestTaps.data(chunk);
-    });
+    countForwarded(
+      req,
+      (n) => (ex.requestBytes += n),
+      (chunk) => {
+        sent?.();
+        requestTaps.data(chunk);
+      },
+    );
     req.on("end", () => requestTaps.end());
   };
   req.on("error", () => upstreamRequest?.destroy());

@@ -1,4 +1,5 @@
 import v8 from "node:v8";
+import type { Readable } from "node:stream";
 import vm from "node:vm";
 
 /**
@@ -25,8 +26,20 @@ function loadMinorGc(): MinorGc | null {
 let minorGc: MinorGc | null | undefined;
 let sinceLast = 0;
 
+/**
+ * Counts every chunk `source` delivers as forwarded (`count` gets its size), then hands it to `then`. Attach
+ * after the source is piped on: the chunk is then on its way before `then` looks at it.
+ */
+export function countForwarded(source: Readable, count: (bytes: number) => void, then?: (chunk: Buffer) => void): void {
+  source.on("data", (chunk: Buffer) => {
+    count(chunk.length);
+    forwarded(chunk.length);
+    then?.(chunk);
+  });
+}
+
 /** Counts bytes that went through the proxy (and so became garbage). */
-export function forwarded(bytes: number): void {
+function forwarded(bytes: number): void {
   sinceLast += bytes;
   if (sinceLast < RECLAIM_EVERY_BYTES) return;
   sinceLast = 0;

@@ -3,7 +3,7 @@ import type { TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
-import { forwarded } from "./reclaim.js";
+import { countForwarded } from "./reclaim.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -14,12 +14,14 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
   const rewriter = ex.responseRewriter;
   /** `sent`: the chunk was already written to the client (piped), and is flushed before the taps' work. */
   const tapBody = (sent?: () => void): void => {
-    upRes.on("data", (chunk: Buffer) => {
-      sent?.();
-      ex.responseBytes += chunk.length;
-      forwarded(chunk.length);
-      taps.data(chunk);
-    });
+    countForwarded(
+      upRes,
+      (n) => (ex.responseBytes += n),
+      (chunk) => {
+        sent?.();
+        taps.data(chunk);
+      },
+    );
   };
   if (!rewriter) {
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));

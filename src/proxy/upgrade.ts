@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { ForwardRoute } from "./forward.js";
 import { formatTarget } from "./target.js";
-import { forwarded } from "./reclaim.js";
+import { countForwarded } from "./reclaim.js";
 
 export interface UpgradeStats {
   bytesUp: number;
@@ -43,15 +43,14 @@ export function forwardUpgrade(
   upstream.once(route.secure ? "secureConnect" : "connect", () => {
     upstream.write(requestHead(req, route.path, route.hostHeader));
     if (head.length > 0) upstream.write(head);
-    client.on("data", (c: Buffer) => {
-      stats.bytesUp += c.length;
-      forwarded(c.length);
-    });
-    upstream.on("data", (c: Buffer) => {
-      if (stats.status === null) stats.status = statusOf(c);
-      stats.bytesDown += c.length;
-      forwarded(c.length);
-    });
+    countForwarded(client, (n) => (stats.bytesUp += n));
+    countForwarded(
+      upstream,
+      (n) => (stats.bytesDown += n),
+      (c) => {
+        if (stats.status === null) stats.status = statusOf(c);
+      },
+    );
     client.pipe(upstream);
     upstream.pipe(client);
   });
