@@ -6,6 +6,8 @@ import { InvalidArgumentError } from "commander";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { PACKAGE_ROOT } from "./package-info.js";
+import { ProxyAuth } from "../proxy/proxy-auth.js";
+import { formatTarget } from "../proxy/target.js";
 
 /**
  * The preload for Node versions without NODE_USE_ENV_PROXY support (see src/preload/env-proxy.ts). Always the
@@ -87,16 +89,8 @@ export function parseProxyUrl(value: string): string {
 
 /** `http://[user:pass@]host:port` for a proxy listening on `address`. */
 export function proxyUrlFor(address: { host: string; port: number }, proxyAuth?: string): string {
-  let host = address.host;
-  if (host === "0.0.0.0") host = "127.0.0.1";
-  else if (host === "::") host = "::1";
-  const hostPart = host.includes(":") ? `[${host}]` : host;
-  let credentials = "";
-  if (proxyAuth) {
-    const colon = proxyAuth.indexOf(":");
-    credentials = `${encodeURIComponent(proxyAuth.slice(0, colon))}:${encodeURIComponent(proxyAuth.slice(colon + 1))}@`;
-  }
-  return `http://${credentials}${hostPart}:${address.port}`;
+  const host = address.host === "0.0.0.0" ? "127.0.0.1" : address.host === "::" ? "::1" : address.host;
+  return withCredentials(`http://${formatTarget({ host, port: address.port })}`, proxyAuth);
 }
 
 /** `url` with `user:password` credentials added, unless it has some already or `proxyAuth` is unset. */
@@ -104,8 +98,8 @@ export function withCredentials(url: string, proxyAuth: string | undefined): str
   if (!proxyAuth) return url;
   const parsed = new URL(url);
   if (parsed.username || parsed.password) return url;
+  ProxyAuth.parse(proxyAuth); // the same check as --proxy-auth on `start` (a UsageError, said on stderr)
   const colon = proxyAuth.indexOf(":");
-  if (colon < 1) throw new InvalidArgumentError("proxy credentials must be user:password.");
   parsed.username = encodeURIComponent(proxyAuth.slice(0, colon));
   parsed.password = encodeURIComponent(proxyAuth.slice(colon + 1));
   return parsed.href.replace(/\/$/, "");

@@ -9,6 +9,7 @@
 import { Option, type Command } from "commander";
 import { clientSettings, DEFAULT_PROXY_URL, parseProxyUrl, renderSettings, SHELLS, withCredentials, type Shell } from "./client-env.js";
 import { caDirOption } from "./proxy-options.js";
+import { redactUserinfo } from "../log/redact.js";
 
 export interface EnvOptions {
   shell: Shell;
@@ -45,7 +46,7 @@ export async function envCommand(o: EnvOptions): Promise<void> {
   const { loadOrCreateCa } = await import("../ca/index.js");
   const ca = await loadOrCreateCa(o.caDir);
   if (ca.created) {
-    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${o.proxy} must use this --ca-dir\n`);
+    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${redactUserinfo(o.proxy)} must use this --ca-dir\n`);
   }
   const proxyUrl = withCredentials(o.proxy, o.proxyAuth);
   const settings = clientSettings({ proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload }, process.env);

@@ -17,6 +17,7 @@ import { Option, type Command } from "commander";
 import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor, withCredentials } from "./client-env.js";
 import { addProxyOptions, toStartOptions } from "./proxy-options.js";
 import type { RunningProxy } from "./start.js";
+import { redactUserinfo } from "../log/redact.js";
 import { UsageError } from "../util/usage-error.js";
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -124,7 +125,7 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
   const { loadOrCreateCa } = await import("../ca/index.js");
   const ca = await loadOrCreateCa(startOptions.caDir);
   if (ca.created && attachTo) {
-    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${attachTo} must use this --ca-dir, or clients will not trust it\n`);
+    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${redactUserinfo(attachTo)} must use this --ca-dir, or clients will not trust it\n`);
   }
   const settings = clientSettings(
     { proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload !== false },

@@ -37,13 +37,16 @@ export interface EnvProxySettings {
 
 function proxyUrl(name: string, value: string | undefined): URL | null {
   if (!value) return null;
+  // Said back in error messages without the credentials the setting may carry (the preload imports nothing
+  // from the rest of the package: this is log/redact's redactUserinfo, inlined).
+  const shown = value.replace(/\/\/[^/?#\s@]*@/g, "//[redacted]@");
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new Error(`${name}=${value} is not a URL`);
+    throw new Error(`${name}=${shown} is not a URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name}=${value}: only http:// and https:// proxies are supported`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name}=${shown}: only http:// and https:// proxies are supported`);
   return url;
 }
 

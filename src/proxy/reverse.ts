@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type { ForwardRoute } from "./forward.js";
 import { formatTarget, validateHost, validatePort, type Target } from "./target.js";
+import { redactUserinfo } from "../log/redact.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** `--reverse [LOCAL=]URL`: LOCAL is `/prefix` (on the proxy's own port) or `:port` (a listener of its own). */
@@ -12,7 +13,6 @@ export interface ReverseMapping {
   upstreamPath: string;
   /** Host header the upstream expects. */
   hostHeader: string;
-  spec: string;
 }
 
 export class ReverseSpecError extends UsageError {}
@@ -21,34 +21,35 @@ export function parseReverseSpec(spec: string): ReverseMapping {
   const eq = spec.indexOf("=");
   const local = eq > 0 && !spec.slice(0, eq).includes("://") ? spec.slice(0, eq) : "";
   const urlText = local ? spec.slice(eq + 1) : spec;
+  // Said back in error messages: never with the credentials a mistaken URL may carry.
+  const shown = redactUserinfo(spec);
   let url: URL;
   try {
     url = new URL(urlText);
   } catch {
-    throw new ReverseSpecError(`--reverse ${spec}: ${JSON.stringify(urlText)} is not a URL (https://host[:port][/path])`);
+    throw new ReverseSpecError(`--reverse ${shown}: ${JSON.stringify(redactUserinfo(urlText))} is not a URL (https://host[:port][/path])`);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new ReverseSpecError(`--reverse ${spec}: only http and https upstreams`);
-  if (url.username || url.password) throw new ReverseSpecError(`--reverse ${spec}: put credentials in the client, not in the URL`);
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new ReverseSpecError(`--reverse ${shown}: only http and https upstreams`);
+  if (url.username || url.password) throw new ReverseSpecError(`--reverse ${shown}: put credentials in the client, not in the URL`);
   const host = validateHost(url.hostname);
-  if (!host.ok) throw new ReverseSpecError(`--reverse ${spec}: ${host.reason}`);
+  if (!host.ok) throw new ReverseSpecError(`--reverse ${shown}: ${host.reason}`);
   const secure = url.protocol === "https:";
   const port = url.port ? validatePort(url.port) : secure ? 443 : 80;
-  if (port === null) throw new ReverseSpecError(`--reverse ${spec}: bad port`);
+  if (port === null) throw new ReverseSpecError(`--reverse ${shown}: bad port`);
   const mapping = {
     target: { host: host.host, port },
     secure,
     upstreamPath: url.pathname.replace(/\/+$/, ""),
     hostHeader: url.host,
-    spec,
   };
   if (local === "" || local === "/") return { ...mapping, local: { kind: "prefix", prefix: "" } };
   if (local.startsWith(":")) {
     // :0 picks a free port (tests, scripts); the start record and banner say which.
     const localPort = local === ":0" ? 0 : validatePort(local.slice(1));
-    if (localPort === null) throw new ReverseSpecError(`--reverse ${spec}: local port must be 1-65535`);
+    if (localPort === null) throw new ReverseSpecError(`--reverse ${shown}: local port must be 1-65535`);
     return { ...mapping, local: { kind: "port", port: localPort } };
   }
-  if (!/^\/[A-Za-z0-9._~!$&'()*+,;:@%/-]*$/.test(local)) throw new ReverseSpecError(`--reverse ${spec}: local part must be /prefix or :port`);
+  if (!/^\/[A-Za-z0-9._~!$&'()*+,;:@%/-]*$/.test(local)) throw new ReverseSpecError(`--reverse ${shown}: local part must be /prefix or :port`);
   return { ...mapping, local: { kind: "prefix", prefix: local.replace(/\/+$/, "") } };
 }
 

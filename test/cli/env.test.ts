@@ -161,6 +161,16 @@ process.stdout.write(res.status + " " + (await res.text()) + "\\n");\n`,
     await proxy.waitForRecords((r) => r.event === "rpc" && r.tool === "from-shell" && r.kind === "request", 2, { what: "two tools/call records" });
   });
 
+  it("with a new CA, the note on stderr names the proxy without its credentials; a bad --proxy-auth is said", async () => {
+    const fresh = await shell("/bin/sh", env("--proxy", "http://alice:s3cret-pw@127.0.0.1:9", "--ca-dir", path.join(dir, "fresh-ca")), {});
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toContain("the proxy at http://[redacted]@127.0.0.1:9 must use this --ca-dir");
+    expect(fresh.stderr).not.toContain("s3cret-pw");
+    const bad = await shell("/bin/sh", env("--proxy-auth", "alice", "--ca-dir", proxy.caDir), {});
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--proxy-auth must be user:password");
+  });
+
   it("defaults to sh syntax and http://127.0.0.1:8080; fish and PowerShell output is well-formed", async () => {
     const run = (args: string[]) => shell("/bin/sh", `${env(...args)}`, { NO_PROXY: "localhost,it's.example" });
     const sh = await run(["--ca-dir", proxy.caDir]);

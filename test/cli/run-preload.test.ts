@@ -141,6 +141,13 @@ describe("the preload", () => {
     expect(result.stderr).toMatch(/mcp-wiretap preload: proxy settings not applied: HTTPS_PROXY=not a url is not a URL/);
   });
 
+  it.skipIf(!hasSystemNode)("on Node 20: a refused proxy setting is said without the credentials it carries", async () => {
+    const result = await node(SYSTEM_NODE, ["-e", "console.log('still runs')"], proxied({ HTTPS_PROXY: "socks5://alice:s3cret-pw@127.0.0.1:1080" }));
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("HTTPS_PROXY=socks5://[redacted]@127.0.0.1:1080: only http:// and https:// proxies are supported");
+    expect(result.stderr).not.toContain("s3cret-pw");
+  });
+
   it("on Node 24 it does nothing (NODE_USE_ENV_PROXY is native), and nothing anywhere without NODE_USE_ENV_PROXY=1", async () => {
     const native = await node(NODE_BIN, [client, `${tlsUpstream.url}/mcp-json`, "fetch"], proxied());
     expect(native.code, native.stderr).toBe(0);

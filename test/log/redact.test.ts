@@ -6,6 +6,7 @@ import {
   redactHeaders,
   redactText,
   redactUrlQuery,
+  redactUserinfo,
 } from "../../src/log/redact.js";
 
 const CANARY = "canary-7f3a9c1e5b";
@@ -179,5 +180,15 @@ describe("redactText", () => {
     const challenge = 'Bearer error="invalid_token", resource_metadata="https://x/.well-known/oauth-protected-resource"';
     expect(redactText(challenge)).toBe(challenge);
     expect(redactText('Basic realm="mcp"')).toBe('Basic realm="mcp"');
+  });
+});
+
+describe("redactUserinfo", () => {
+  it("hides user:password in every URL of a text, and leaves URLs without it alone", () => {
+    expect(redactUserinfo("proxy at http://alice:s3cret@127.0.0.1:8080 and https://h.example/p?q=a@b")).toBe(
+      `proxy at http://${REDACTED}@127.0.0.1:8080 and https://h.example/p?q=a@b`,
+    );
+    expect(redactUserinfo("socks5://token@h:1")).toBe(`socks5://${REDACTED}@h:1`);
+    expect(redactUserinfo("http://127.0.0.1:8080")).toBe("http://127.0.0.1:8080");
   });
 });

@@ -26,7 +26,8 @@ const SECRETS = {
   code: `code-canary-${rand()}`,
   codeVerifier: `cv-canary-${rand()}-${rand()}-${rand()}`,
   registrationAccessToken: `rat-canary-${rand()}`,
-  staleRefreshToken: `rt2-canary-${rand()}`,
+  // Short on purpose: OAuth secrets are removed by value from 6 characters, not only long ones.
+  staleRefreshToken: `rt${randomBytes(2).toString("hex")}`,
 };
 const CLIENT_ID = "client-4711";
 const REDIRECT_URI = "http://127.0.0.1:33418/callback";

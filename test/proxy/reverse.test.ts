@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { parseReverseSpec } from "../../src/proxy/reverse.js";
 
 let upstream: McpUpstream;
 let proxy: TestProxy;
@@ -49,5 +50,20 @@ describe("reverse mode", () => {
     await c.close();
     const list = await proxy.waitForRecord((r) => r.event === "rpc" && r.kind === "response" && r.method === "tools/list" && r.path === "/mcp");
     expect(list.server).toBe(upstreamServer());
+  });
+});
+
+describe("--reverse specs", () => {
+  it("refuses credentials in the upstream URL without repeating them", () => {
+    for (const spec of ["https://alice:s3cret-pw@example.com", ":9000=https://alice:s3cret-pw@example.com", "/x=https://alice:s3cret-pw@exa mple.com"]) {
+      let message = "";
+      try {
+        parseReverseSpec(spec);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/^--reverse .*\[redacted\]@/);
+      expect(message).not.toContain("s3cret-pw");
+    }
   });
 });

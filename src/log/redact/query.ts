@@ -20,6 +20,11 @@ function redactParams(text: string): string {
     .join("&");
 }
 
+/** Text quoting a URL (a setting, in an error message) with the URL's `user:password@` hidden. */
+export function redactUserinfo(text: string): string {
+  return text.replace(/\/\/[^/?#\s@]*@/g, `//${REDACTED}@`);
+}
+
 /** `application/x-www-form-urlencoded` body (OAuth token requests) with secret parameters redacted. */
 export function redactFormBody(text: string): string {
   return redactParams(text);

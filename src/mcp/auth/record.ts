@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { headerCredentials, isSecretMemberName, longestFirst, MIN_SCRUBBED_CHARS, redactUrlQuery, scrubValues } from "../../log/redact.js";
+import { headerCredentials, isSecretMemberName, longestFirst, redactUrlQuery, scrubValues } from "../../log/redact.js";
 import { formatTarget } from "../../proxy/target.js";
 import type { CapturedBody } from "./capture.js";
 import { classifyStep } from "./classify.js";
@@ -74,6 +74,12 @@ function addBodyProblems(
 }
 
 /**
+ * OAuth codes and secrets are removed by value from 6 characters (short test codes exist; these members hold
+ * nothing else), header credentials only from MIN_SCRUBBED_CHARS (a cookie may be `theme=dark`).
+ */
+const MIN_BODY_SECRET_CHARS = 6;
+
+/**
  * The credentials this exchange carried (Authorization credentials, secret members of both bodies). Servers
  * echo them in free text ("refresh token 8xZ… expired"), where no pattern can spot them: they are removed
  * by value from every string of the record.
@@ -85,7 +91,7 @@ function knownSecrets(
 ): string[] {
   const found = new Set<string>(headerCredentials(headers));
   const add = (value: unknown): void => {
-    if (typeof value === "string" && value.length >= MIN_SCRUBBED_CHARS) found.add(value);
+    if (typeof value === "string" && value.length >= MIN_BODY_SECRET_CHARS) found.add(value);
     else if (Array.isArray(value)) value.forEach(add);
   };
   for (const body of [requestValue, responseValue]) {
