@@ -103,6 +103,16 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
   return { child, exited };
 }
 
+/** The CA of a proxy run did not start (--proxy): the one in --ca-dir, which that proxy must use too. */
+async function attachedCa(caDir: string, attachTo: string): Promise<{ certPath: string; bundlePath: string }> {
+  const { loadOrCreateCa } = await import("../ca/index.js");
+  const ca = await loadOrCreateCa(caDir);
+  if (ca.created) {
+    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${redactUserinfo(attachTo)} must use this --ca-dir, or clients will not trust it\n`);
+  }
+  return ca;
+}
+
 export async function runCommand(command: string[], o: Record<string, unknown>, cmd: Command, embeddedOnly: string[] = []): Promise<never> {
   const [file, ...args] = command;
   if (!file) throw new UsageError("run needs a command: mcp-wiretap run [options] -- <command> [args...]");
@@ -122,11 +132,7 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
     proxy = await startProxy({ ...startOptions, logFd: 2 });
     proxyUrl = proxyUrlFor(proxy.address, startOptions.proxyAuth);
   }
-  const { loadOrCreateCa } = await import("../ca/index.js");
-  const ca = await loadOrCreateCa(startOptions.caDir);
-  if (ca.created && attachTo) {
-    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${redactUserinfo(attachTo)} must use this --ca-dir, or clients will not trust it\n`);
-  }
+  const ca = proxy ? { certPath: proxy.caCertPath, bundlePath: proxy.caBundlePath } : await attachedCa(startOptions.caDir, attachTo!);
   const settings = clientSettings(
     { proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath, preload: o.preload !== false },
     process.env,

@@ -10,15 +10,15 @@ import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
 import { McpTracker } from "../mcp/tracker.js";
 import { createPolicy } from "../policy/create-policy.js";
-import { plannedEffect } from "../policy/enforcement.js";
+import { settleEnforcement } from "../policy/enforcement.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
-import { ProxyAuth, ProxyAuthError } from "../proxy/proxy-auth.js";
+import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { KeyLog } from "../proxy/keylog.js";
-import { describeMapping, parseReverseSpec, ReverseSpecError, type ReverseMapping } from "../proxy/reverse.js";
+import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
@@ -59,8 +59,6 @@ export interface StartOptions {
   handshakeTimeoutMs?: number;
 }
 
-export { DEFAULT_MAX_INSPECT_BYTES };
-
 /** Bounds on what the proxy remembers between messages. */
 const MAX_PENDING_REQUESTS = 10_000;
 const MAX_SESSIONS = 10_000;
@@ -70,6 +68,8 @@ export class StartError extends UsageError {}
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };
   caCertPath: string;
+  /** The CA certificate together with the system roots, for clients that take one file (see ca/). */
+  caBundlePath: string;
   stop(reason: string): Promise<void>;
 }
 
@@ -103,12 +103,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       rpc: (e) => {
         const decision = policy.judge(e);
         e.decision = decision;
-        if (decision.enforced && e.notEnforceable) {
-          decision.enforced = false;
-          decision.effect = `not enforced: ${e.notEnforceable}`;
-        } else if (decision.enforced) {
-          decision.effect = plannedEffect(e, policyConfig.removeDeniedTools);
-        }
+        settleEnforcement(e, decision, policyConfig.removeDeniedTools);
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
         log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
       },
@@ -178,6 +173,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   return {
     address,
     caCertPath: ca.certPath,
+    caBundlePath: ca.bundlePath,
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
@@ -209,19 +205,15 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */
 function parseProxyAuth(opts: StartOptions): ProxyAuth | null {
-  try {
-    const auth = opts.proxyAuth ? ProxyAuth.parse(opts.proxyAuth) : null;
-    if (!auth && !isLoopback(opts.host)) {
-      throw new StartError(
-        `listening on ${opts.host} exposes the proxy beyond this machine: set --proxy-auth user:password ` +
-          "(or MCP_WIRETAP_PROXY_AUTH), or listen on 127.0.0.1",
-      );
-    }
-    return auth;
-  } catch (err) {
-    if (err instanceof ProxyAuthError) throw new StartError(err.message);
-    throw err;
+  // A malformed value throws ProxyAuthError, a usage error like StartError.
+  const auth = opts.proxyAuth ? ProxyAuth.parse(opts.proxyAuth) : null;
+  if (!auth && !isLoopback(opts.host)) {
+    throw new StartError(
+      `listening on ${opts.host} exposes the proxy beyond this machine: set --proxy-auth user:password ` +
+        "(or MCP_WIRETAP_PROXY_AUTH), or listen on 127.0.0.1",
+    );
   }
+  return auth;
 }
 
 function parseReverse(opts: StartOptions): ReverseMapping[] {
@@ -229,10 +221,5 @@ function parseReverse(opts: StartOptions): ReverseMapping[] {
   if (specs.length > 0 && !isLoopback(opts.host)) {
     throw new StartError("--reverse serves upstreams without proxy credentials: it needs a loopback --host");
   }
-  try {
-    return specs.map(parseReverseSpec);
-  } catch (err) {
-    if (err instanceof ReverseSpecError) throw new StartError(err.message);
-    throw err;
-  }
+  return specs.map(parseReverseSpec); // a bad spec throws ReverseSpecError, a usage error
 }

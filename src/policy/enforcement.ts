@@ -48,6 +48,20 @@ export function withoutDeniedTools(e: RpcEvent): { message: Record<string, unkno
   return { message: { ...(raw as object), result: { ...raw!.result, tools: kept } }, removed };
 }
 
+/**
+ * Settles an enforced decision before it is recorded: its `effect`, or, when the message cannot be
+ * replaced on the wire (`notEnforceable`), not enforced after all, and why.
+ */
+export function settleEnforcement(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): void {
+  if (!decision.enforced) return;
+  if (e.notEnforceable) {
+    decision.enforced = false;
+    decision.effect = `not enforced: ${e.notEnforceable}`;
+  } else {
+    decision.effect = plannedEffect(e, removeDeniedTools);
+  }
+}
+
 /** What enforce mode does with a denied message: written into its record before it happens. */
 export function plannedEffect(e: RpcEvent, removeDeniedTools: boolean): string {
   if (e.direction === "client_to_server") {

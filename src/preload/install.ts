@@ -18,7 +18,7 @@ import net from "node:net";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import { bypassesProxy, parseNoProxy, type NoProxy } from "./no-proxy.js";
-import { CONNECT_TIMEOUT_MS, openTunnel, secureOver } from "./tunnel.js";
+import { bareHost, CONNECT_TIMEOUT_MS, openTunnel, secureOver, tlsServername } from "./tunnel.js";
 
 /** Which parts of NODE_USE_ENV_PROXY a Node version has natively. */
 export function nativeEnvProxy(version: string = process.versions.node): { fetch: boolean; http: boolean } {
@@ -65,7 +65,7 @@ export function proxyFor(settings: EnvProxySettings, secure: boolean, host: stri
 
 function connectDirect(host: string, port: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: host.replace(/^\[(.*)\]$/, "$1"), port });
+    const socket = net.connect({ host: bareHost(host), port });
     const timer = setTimeout(() => socket.destroy(new Error(`connect ${host}:${port} timed out`)), CONNECT_TIMEOUT_MS);
     socket.once("connect", () => {
       clearTimeout(timer);
@@ -140,10 +140,9 @@ function tunnelingAgent<T extends typeof http.Agent>(Base: T, secure: boolean, s
       openTunnel(proxy, host, port).then(
         (socket) => {
           if (!secure) return callback?.(null, socket);
-          const bare = host.replace(/^\[(.*)\]$/, "$1");
           const tlsOptions = options as tls.ConnectionOptions;
-          const servername = tlsOptions.servername || (net.isIP(bare) ? undefined : bare);
-          callback?.(null, tls.connect({ ...tlsOptions, socket, host: bare, servername }));
+          const servername = tlsServername(host, tlsOptions.servername);
+          callback?.(null, tls.connect({ ...tlsOptions, socket, host: bareHost(host), servername }));
         },
         (err: Error) => callback?.(err, undefined as unknown as Duplex),
       );

@@ -5,6 +5,8 @@
  *
  * Part of the preload: runs on Node 20, imports nothing from the rest of the package.
  */
+import { bareHost } from "./tunnel.js";
+
 export interface NoProxyEntry {
   host: string;
   port: number | null;
@@ -39,6 +41,6 @@ export function parseNoProxy(value: string | undefined): NoProxy {
 
 export function bypassesProxy(noProxy: NoProxy, host: string, port: number): boolean {
   if (noProxy === "all") return true;
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+  const name = bareHost(host.toLowerCase()).replace(/\.$/, "");
   return noProxy.some((e) => (e.port === null || e.port === port) && (name === e.host || name.endsWith(`.${e.host}`)));
 }

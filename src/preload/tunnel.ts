@@ -16,9 +16,20 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 const DIRECT_HTTP = new http.Agent({ keepAlive: false });
 const DIRECT_HTTPS = new https.Agent({ keepAlive: false });
 
+/** A host without the brackets of an IPv6 literal (`[::1]` → `::1`). */
+export function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, "$1");
+}
+
+/** The SNI name for `host`: the one given, else the host itself unless it is an IP literal (no SNI then). */
+export function tlsServername(host: string, given: string | undefined): string | undefined {
+  const bare = bareHost(host);
+  return given || (net.isIP(bare) ? undefined : bare);
+}
+
 /** `host:port`, with brackets around an IPv6 address. */
 export function authorityOf(host: string, port: number): string {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  const bare = bareHost(host);
   return `${net.isIPv6(bare) ? `[${bare}]` : bare}:${port}`;
 }
 
@@ -38,7 +49,7 @@ export function openTunnel(proxy: URL, host: string, port: number, timeoutMs = C
   if (authorization) headers["proxy-authorization"] = authorization;
   return new Promise((resolve, reject) => {
     const req = (secureProxy ? https : http).request({
-      host: proxy.hostname.replace(/^\[(.*)\]$/, "$1"),
+      host: bareHost(proxy.hostname),
       port: Number(proxy.port) || (secureProxy ? 443 : 80),
       method: "CONNECT",
       path: authority,
@@ -76,10 +87,9 @@ export function openTunnel(proxy: URL, host: string, port: number, timeoutMs = C
 
 /** TLS over `socket` to `host`; resolves once the handshake is done. */
 export function secureOver(socket: net.Socket, host: string, servername: string | undefined): Promise<tls.TLSSocket> {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  const name = servername || (net.isIP(bare) ? undefined : bare);
+  const name = tlsServername(host, servername);
   return new Promise((resolve, reject) => {
-    const secure = tls.connect({ socket, host: bare, servername: name, ALPNProtocols: ["http/1.1"] });
+    const secure = tls.connect({ socket, host: bareHost(host), servername: name, ALPNProtocols: ["http/1.1"] });
     const onError = (err: Error): void => {
       secure.destroy();
       reject(err);

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { UsageError } from "../util/usage-error.js";
+import { headerValue } from "./headers.js";
 
 export class ProxyAuthError extends UsageError {}
 
@@ -23,8 +24,7 @@ export class ProxyAuth {
 
   /** Checks a Proxy-Authorization header value. */
   allows(header: string | string[] | undefined): boolean {
-    const value = Array.isArray(header) ? header[0] : header;
-    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value ?? "");
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(headerValue(header) ?? "");
     const given = digest(match ? Buffer.from(match[1]!, "base64").toString("utf8") : "");
     return timingSafeEqual(given, this.expected) && match !== null;
   }
@@ -35,11 +35,11 @@ function digest(text: string): Buffer {
 }
 
 export const PROXY_AUTH_CHALLENGE = { "proxy-authenticate": 'Basic realm="mcp-wiretap"' };
+export const PROXY_AUTH_BODY = "mcp-wiretap: proxy authentication required\n";
 
 export function proxyAuthRequiredResponse(): string {
-  const body = "mcp-wiretap: proxy authentication required\n";
   return (
-    `HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="mcp-wiretap"\r\n` +
-    `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    `HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: ${PROXY_AUTH_CHALLENGE["proxy-authenticate"]}\r\n` +
+    `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(PROXY_AUTH_BODY)}\r\nconnection: close\r\n\r\n${PROXY_AUTH_BODY}`
   );
 }

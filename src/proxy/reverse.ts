@@ -81,6 +81,6 @@ export function reverseRoute(m: ReverseMapping, req: http.IncomingMessage, reque
 }
 
 export function describeMapping(m: ReverseMapping, proxyUrl: string, host: string, port?: number): string {
-  const local = m.local.kind === "port" ? `http://${host}:${port ?? m.local.port}` : `${proxyUrl}${m.local.prefix}/`;
+  const local = m.local.kind === "port" ? `http://${formatTarget({ host, port: port ?? m.local.port })}` : `${proxyUrl}${m.local.prefix}/`;
   return `${local} → ${m.secure ? "https" : "http"}://${formatTarget(m.target)}${m.upstreamPath}`;
 }

@@ -13,7 +13,7 @@ import { formatTarget, type Target } from "./target.js";
 import { forwardUpgrade } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
-import { proxyAuthRequiredResponse, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
+import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
 import type { Logger } from "../log/logger.js";
 import { globToRegExp } from "../util/glob.js";
 import { redactText, redactUrlQuery } from "../log/redact.js";
@@ -220,7 +220,7 @@ export class ProxyServer {
     if (!tunnel && !this.authorized(req)) {
       req.resume();
       res.writeHead(407, { ...PROXY_AUTH_CHALLENGE, "content-type": "text/plain; charset=utf-8" });
-      res.end("mcp-wiretap: proxy authentication required\n");
+      res.end(PROXY_AUTH_BODY);
       return;
     }
     const routed = routeRequest(req, requestTarget, tunnel);

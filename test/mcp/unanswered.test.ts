@@ -13,7 +13,6 @@ import type { SessionRecord } from "../../src/mcp/sessions.js";
 import { McpTracker, type TrackedContext } from "../../src/mcp/tracker.js";
 import { type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { type ScriptedUpstream, accepted, json, rpcResult, sseEvent, sseHead, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
-import { waitUntil } from "../helpers/wait-until.js";
 import { type RawClient, isRpc, rawClient, readUntil, rpcOn } from "./raw-client.js";
 
 const request = (id: string | number, method: string, params?: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) });

@@ -2,9 +2,8 @@ import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
 import { addFilterOptions, parseRecord } from "../tail/command.js";
-import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
-import { fileLines, FileReadError } from "../tail/follow.js";
-import { streamLines } from "../tail/reader.js";
+import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
+import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
 import { buildHar } from "./har.js";
 
 export interface ExportOptions extends RecordFilters {
@@ -32,8 +31,7 @@ export async function exportCommand(
   const records: LogRecord[] = [];
   let skipped = 0;
   try {
-    const source = file === undefined || file === "-" ? streamLines(io.stdin) : fileLines(file);
-    for await (const line of source) {
+    for await (const line of inputLines(file, io.stdin)) {
       if (line.trim() === "") continue;
       const record = parseRecord(line);
       if (record) records.push(record);
@@ -48,8 +46,8 @@ export async function exportCommand(
   }
   const har = buildHar(records, {
     creator: { name: "mcp-wiretap", version: VERSION },
-    ...(hasFilters(o) ? { filter: compileFilters(o) } : {}),
-    comment: `Exported by mcp-wiretap from ${file === undefined || file === "-" ? "stdin" : file}. Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.`,
+    filter: compileFilters(o),
+    comment: `Exported by mcp-wiretap from ${isStdin(file) ? "stdin" : file}. Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.`,
   });
   const text = JSON.stringify(har, null, 2) + "\n";
   if (o.har === "-") {

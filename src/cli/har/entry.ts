@@ -1,6 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { isIP } from "node:net";
-import { errorText, header, isHttps, num, obj, str, type LogRecord } from "../tail/filters.js";
+import { errorText, header, hostOf, isHttps, num, obj, str, type LogRecord } from "../tail/filters.js";
 import { requestPostData, responseContent, type IncompleteFlag } from "./bodies.js";
 import type { HarEntry, HarNameValue } from "./har-format.js";
 import { mcpInfo } from "./mcp-info.js";
@@ -23,7 +23,7 @@ export function harEntry(r: LogRecord, messages: LogRecord[]): HarEntry {
   const postData = requestPostData(r, messages, incomplete);
   const content = responseContent(r, messages, incomplete);
 
-  const serverHost = hostPart(server);
+  const serverHost = hostOf(server);
   const errorObj = obj(r.error);
   return {
     startedDateTime: started.toISOString(),
@@ -88,9 +88,3 @@ function authority(server: string, scheme: string): string {
   return (scheme === "https" && port === 443) || (scheme === "http" && port === 80) ? m[1]! : server;
 }
 
-function hostPart(server: string): string {
-  const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(server);
-  if (bracketed) return bracketed[1]!;
-  const m = /^([^:]*):\d+$/.exec(server);
-  return m ? m[1]! : server;
-}

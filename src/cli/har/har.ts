@@ -2,8 +2,7 @@ import type { LogRecord } from "../tail/filters.js";
 import { harEntry } from "./entry.js";
 import type { Har, HarEntry } from "./har-format.js";
 
-export type { Har, HarEntry, HarNameValue, McpEntryInfo, McpMessageSummary } from "./har-format.js";
-export { harHeaders } from "./entry.js";
+export type { Har, HarEntry } from "./har-format.js";
 
 export interface HarOptions {
   creator: { name: string; version: string };

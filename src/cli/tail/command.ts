@@ -2,9 +2,8 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { collect } from "../option-parsers.js";
 import { useColor } from "./color.js";
 import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
-import { DEFAULT_POLL_MS, fileLines, FileReadError } from "./follow.js";
+import { DEFAULT_POLL_MS, FileReadError, inputLines } from "./follow.js";
 import { TailFormatter } from "./formatter.js";
-import { streamLines } from "./reader.js";
 
 export interface TailOptions extends RecordFilters {
   follow?: boolean;
@@ -110,16 +109,13 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     if (text !== null) write(text);
   };
 
-  const source =
-    file === undefined || file === "-"
-      ? streamLines(io.stdin)
-      : fileLines(file, {
-          follow: o.follow ?? false,
-          pollMs: o.pollMs ?? DEFAULT_POLL_MS,
-          signal: io.signal,
-          onNotice: (message) => io.stderr.write(`mcp-wiretap tail: ${message}\n`),
-          onCaughtUp: release,
-        });
+  const source = inputLines(file, io.stdin, {
+    follow: o.follow ?? false,
+    pollMs: o.pollMs ?? DEFAULT_POLL_MS,
+    signal: io.signal,
+    onNotice: (message) => io.stderr.write(`mcp-wiretap tail: ${message}\n`),
+    onCaughtUp: release,
+  });
   try {
     for await (const line of source) {
       handle(line);

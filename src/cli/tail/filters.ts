@@ -1,3 +1,4 @@
+import { hostOf } from "../../policy/judged-message.js";
 import { globToRegExp } from "../../util/glob.js";
 
 export type LogRecord = Record<string, unknown>;
@@ -28,10 +29,6 @@ export function splitList(values: readonly string[] | undefined): string[] {
   return (values ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
 }
 
-export function hasFilters(f: RecordFilters): boolean {
-  return [f.server, f.session, f.method, f.tool, f.decision].some((list) => list !== undefined && list.length > 0);
-}
-
 /** The predicate for `filters`; with none given, every record matches. */
 export function compileFilters(filters: RecordFilters): (record: LogRecord) => boolean {
   const checks: ((r: LogRecord) => boolean)[] = [];
@@ -51,20 +48,14 @@ export function compileFilters(filters: RecordFilters): (record: LogRecord) => b
       return ids.some((id) => sessions.some((prefix) => id.startsWith(prefix)));
     });
   }
-  const methods = splitList(filters.method).map(globToRegExp);
-  if (methods.length > 0) {
+  // Of a progress or cancel notification, the request's method and tool count too.
+  for (const field of ["method", "tool"] as const) {
+    const globs = splitList(filters[field]).map(globToRegExp);
+    if (globs.length === 0) continue;
     checks.push((r) => {
       if (r.event !== "rpc") return false;
-      const candidates = [str(r.method), str(related(r)?.method)].filter((m): m is string => m !== null);
-      return candidates.some((m) => methods.some((re) => re.test(m)));
-    });
-  }
-  const tools = splitList(filters.tool).map(globToRegExp);
-  if (tools.length > 0) {
-    checks.push((r) => {
-      if (r.event !== "rpc") return false;
-      const candidates = [str(r.tool), str(related(r)?.tool)].filter((t): t is string => t !== null);
-      return candidates.some((t) => tools.some((re) => re.test(t)));
+      const candidates = [str(r[field]), str(related(r)?.[field])].filter((v): v is string => v !== null);
+      return candidates.some((v) => globs.some((re) => re.test(v)));
     });
   }
   const decisions = new Set(splitList(filters.decision).map((d) => d.toLowerCase()));
@@ -82,13 +73,8 @@ export function serverOf(r: LogRecord): string | null {
   return str(r.server) ?? str(r.target);
 }
 
-/** `host:port` → host (IPv6 `[::1]:443` → `::1`). */
-export function hostOf(server: string): string {
-  const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(server);
-  if (bracketed) return bracketed[1]!;
-  const colon = server.lastIndexOf(":");
-  return colon > 0 && server.indexOf(":") === colon ? server.slice(0, colon) : server;
-}
+/** `host:port` → host (IPv6 `[::1]:443` → `::1`), as the policy reads it. */
+export { hostOf } from "../../policy/judged-message.js";
 
 /**
  * The session ids a record carries: its `session` (and for a legacy endpoint like

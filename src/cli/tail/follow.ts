@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { LineSplitter } from "./reader.js";
+import { LineSplitter, streamLines } from "./reader.js";
 
 export const DEFAULT_POLL_MS = 200;
 const CHUNK_BYTES = 64 * 1024;
@@ -20,6 +20,16 @@ export interface FileLinesOptions {
 }
 
 export class FileReadError extends Error {}
+
+/** A command's FILE argument: absent or "-" means standard input. */
+export function isStdin(file: string | undefined): file is undefined | "-" {
+  return file === undefined || file === "-";
+}
+
+/** The lines of FILE, or of `stdin` when FILE is absent or "-". */
+export function inputLines(file: string | undefined, stdin: NodeJS.ReadableStream, opts?: FileLinesOptions): AsyncGenerator<string> {
+  return isStdin(file) ? streamLines(stdin as AsyncIterable<Buffer | string>) : fileLines(file, opts);
+}
 
 /**
  * The lines of a file. With `follow`, keeps going like `tail -F`: new lines as they are appended; when the

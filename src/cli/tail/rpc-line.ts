@@ -54,12 +54,8 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
     const message = str(error?.message);
     if (code !== null || message) parts.push(p("red", printable([code, message && clip(message, 120)].filter((x) => x !== null && x !== "").join(" "))));
   }
-  if (kind === "invalid" || kind === "unanswered") {
-    const reason = str(r.reason);
-    if (reason) parts.push(p(kind === "invalid" ? "magenta" : "red", printable(`— ${clip(reason, 160)}`)));
-  } else if (str(r.reason)) {
-    parts.push(p("yellow", printable(`— ${clip(str(r.reason)!, 160)}`)));
-  }
+  const reason = str(r.reason);
+  if (reason) parts.push(p(kind === "invalid" ? "magenta" : kind === "unanswered" ? "red" : "yellow", printable(`— ${clip(reason, 160)}`)));
   const batch = obj(r.batch);
   if (batch) parts.push(p("dim", `[batch ${(num(batch.index) ?? 0) + 1}/${num(batch.size) ?? "?"}]`));
   if (Array.isArray(r.headerMismatch)) parts.push(p("yellow", "⚠ header mismatch"));

@@ -86,9 +86,9 @@ export function headerCredentials(headers: HeaderMap): string[] {
     if (redactor !== redactAuthorization && redactor !== hide) continue;
     for (const item of (Array.isArray(raw) ? raw : [raw]).map(String)) {
       if (redactor === redactAuthorization) {
-        const credentials = /^\S+\s+(.+)$/.exec(item.trim())?.[1];
+        const [, scheme, credentials] = /^(\S+)\s+(.+)$/.exec(item.trim()) ?? [];
         add(credentials ?? item);
-        if (credentials && /^basic$/i.test(item.trim().split(/\s+/)[0] ?? "")) {
+        if (credentials && /^basic$/i.test(scheme ?? "")) {
           // Basic: the password inside the base64 as well.
           const decoded = Buffer.from(credentials, "base64").toString("utf8");
           const colon = decoded.indexOf(":");

@@ -1,4 +1,5 @@
 import { redactText, redactUrlQuery } from "../../log/redact.js";
+import { headerValue } from "../../proxy/headers.js";
 
 /** Longest string copied from the wire into a record; longer ones end in "…". */
 const MAX_STRING_CHARS = 512;
@@ -12,7 +13,7 @@ const KNOWN_SCHEMES: ReadonlyMap<string, string> = new Map(
 
 /** The scheme of an Authorization header, from a fixed list ("other" otherwise); null without one. */
 export function authorizationScheme(header: string | string[] | undefined): string | null {
-  const value = Array.isArray(header) ? header[0] : header;
+  const value = headerValue(header);
   if (value === undefined) return null;
   const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s+\S/.exec(value.trim());
   return (match && KNOWN_SCHEMES.get(match[1]!.toLowerCase())) ?? "other";

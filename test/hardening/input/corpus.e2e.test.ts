@@ -241,7 +241,7 @@ describe("hostile bodies end to end", () => {
     }
 
     async function rpcOn(path: string, count: number): Promise<LogRecord[]> {
-      const found = await proxy.waitForRecords((r) => r.event === "rpc" && r.path === path, count, { what: `${count} rpc records on ${path}` });
+      await proxy.waitForRecords((r) => r.event === "rpc" && r.path === path, count, { what: `${count} rpc records on ${path}` });
       await new Promise((r) => setTimeout(r, 100)); // anything late (unanswered) lands too
       return rpcRecordsOn(await proxy.records(), path).filter((r) => r.path === path);
     }

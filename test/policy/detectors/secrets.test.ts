@@ -3,7 +3,6 @@ import { secretsDetector } from "../../../src/policy/detectors/index.js";
 import { ALNUM, BASE64, HEX, jwt, secretSamples, token } from "./samples.js";
 
 const scanText = (text: string) => secretsDetector.scan({ text });
-const typesIn = (text: string) => scanText(text).map((finding) => finding.type);
 
 /** Secret material that must never appear in a finding: the value, and for PEM blocks each base64 line. */
 function secretParts(secret: string): string[] {
