@@ -9,7 +9,7 @@ import { endToEndRawHeaders } from "./headers.js";
 import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
 import { classifyUpstreamError } from "./upstream-error.js";
-import { countForwarded } from "./reclaim.js";
+import { tapForwarded } from "./reclaim.js";
 
 export interface Upstream {
   httpAgent: http.Agent;
@@ -113,14 +113,7 @@ export function forwardExchange(
 
   /** `sent`: the chunk was already written upstream (piped), and is flushed before the taps' work. */
   const tapBody = (sent?: () => void): void => {
-    countForwarded(
-      req,
-      (n) => (ex.requestBytes += n),
-      (chunk) => {
-        sent?.();
-        requestTaps.data(chunk);
-      },
-    );
+    tapForwarded(req, requestTaps, (n) => (ex.requestBytes += n), sent);
     req.on("end", () => requestTaps.end());
   };
   req.on("error", () => upstreamRequest?.destroy());

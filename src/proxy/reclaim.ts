@@ -1,6 +1,7 @@
 import v8 from "node:v8";
 import type { Readable } from "node:stream";
 import vm from "node:vm";
+import type { BodyTap } from "./exchange.js";
 
 /**
  * Frees forwarded body chunks early. Every chunk read from a socket is a Buffer whose bytes live outside
@@ -35,6 +36,14 @@ export function countForwarded(source: Readable, count: (bytes: number) => void,
     count(chunk.length);
     forwarded(chunk.length);
     then?.(chunk);
+  });
+}
+
+/** Body taps: each chunk counted as forwarded, then (after `sent` has flushed what was piped) handed to `taps`. */
+export function tapForwarded(source: Readable, taps: BodyTap, count: (bytes: number) => void, sent?: () => void): void {
+  countForwarded(source, count, (chunk) => {
+    sent?.();
+    taps.data(chunk);
   });
 }
 

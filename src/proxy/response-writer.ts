@@ -3,7 +3,7 @@ import type { TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
-import { countForwarded } from "./reclaim.js";
+import { tapForwarded } from "./reclaim.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -13,16 +13,7 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
   const head = ex.response!;
   const rewriter = ex.responseRewriter;
   /** `sent`: the chunk was already written to the client (piped), and is flushed before the taps' work. */
-  const tapBody = (sent?: () => void): void => {
-    countForwarded(
-      upRes,
-      (n) => (ex.responseBytes += n),
-      (chunk) => {
-        sent?.();
-        taps.data(chunk);
-      },
-    );
-  };
+  const tapBody = (sent?: () => void): void => tapForwarded(upRes, taps, (n) => (ex.responseBytes += n), sent);
   if (!rewriter) {
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
     // A body of known length follows its head at once: they go out together. Anything else (an event stream,

@@ -6,12 +6,12 @@
  */
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ScriptedUpstream, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
-import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
-import { tempDir, writePolicyFile } from "./policy-fixtures.js";
-import { AWS_KEY_ID, CLEAN_TOOLS, event, leakResult, type ScriptedMcp, scriptMcp, defaultScript } from "./scripted-server.js";
-import { sseData, sseEvents, type WireClient, wireClient } from "./wire-client.js";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
+import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
+import { AWS_KEY_ID, CLEAN_TOOLS, event, leakResult, type ScriptedMcp, defaultScript } from "./scripted-server.js";
+import { sseData, sseEvents, type WireClient } from "./wire-client.js";
+import { wireScenario } from "./wire-scenario.js";
 
 const POLICY = `mode: enforce
 rules:
@@ -31,28 +31,14 @@ type Decision = { action: string; enforced: boolean; effect?: string; rules: { n
 const decisionOf = (r: LogRecord): Decision => r.decision as Decision;
 
 describe("enforce mode on the wire (scripted upstream)", () => {
-  let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
   let mcp: ScriptedMcp;
   let proxy: TestProxy;
   let client: WireClient;
   let url: string;
   let nextId = 100;
-
-  beforeAll(async () => {
-    tmp = tempDir();
-    up = await startScriptedUpstream();
-    mcp = scriptMcp(up);
-    url = `${up.url}/mcp`;
-    proxy = await startTestProxy({ config: writePolicyFile(tmp.dir, POLICY), maxInspectBytes: MAX_INSPECT });
-    client = wireClient(proxy);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await proxy?.stop();
-    await up?.close();
-    tmp?.cleanup();
-  });
+  const scenario = wireScenario(POLICY, { maxInspectBytes: MAX_INSPECT });
+  beforeAll(() => void ({ up, mcp, proxy, client, url } = scenario));
   beforeEach(() => mcp.setScript(defaultScript));
 
   /** Requests the upstream received with this JSON-RPC method. */
@@ -292,23 +278,11 @@ describe("enforce mode on the wire (scripted upstream)", () => {
 });
 
 describe("enforce mode with removeDeniedTools: false", () => {
-  let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
   let proxy: TestProxy;
   let client: WireClient;
-  beforeAll(async () => {
-    tmp = tempDir();
-    up = await startScriptedUpstream();
-    scriptMcp(up);
-    proxy = await startTestProxy({ config: writePolicyFile(tmp.dir, "mode: enforce\ndetectors: { poisoning: deny }\nremoveDeniedTools: false\n") });
-    client = wireClient(proxy);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await proxy?.stop();
-    await up?.close();
-    tmp?.cleanup();
-  });
+  const scenario = wireScenario("mode: enforce\ndetectors: { poisoning: deny }\nremoveDeniedTools: false\n");
+  beforeAll(() => void ({ up, proxy, client } = scenario));
 
   it("a tools/list with a poisoned tool is replaced by a policy error", async () => {
     const res = await client.post(`${up.url}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" });

@@ -4,12 +4,12 @@
  * upstream unchanged (headers included), and the records say deny, enforced: false.
  */
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScriptedUpstream, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
-import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
-import { tempDir, writePolicyFile } from "./policy-fixtures.js";
-import { AWS_KEY_ID, defaultScript, event, LISTED_TOOLS, leakResult, type ScriptedMcp, scriptMcp } from "./scripted-server.js";
-import { type WireClient, wireClient } from "./wire-client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
+import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
+import { AWS_KEY_ID, defaultScript, event, LISTED_TOOLS, leakResult, type ScriptedMcp } from "./scripted-server.js";
+import type { WireClient } from "./wire-client.js";
+import { wireScenario } from "./wire-scenario.js";
 
 const POLICY = `mode: monitor
 rules:
@@ -24,27 +24,13 @@ const isRpc = (r: LogRecord): boolean => r.event === "rpc";
 type Decision = { action: string; enforced: boolean; effect?: string; rules: { name: string }[] };
 
 describe("monitor mode leaves the bytes identical", () => {
-  let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
   let mcp: ScriptedMcp;
   let proxy: TestProxy;
   let client: WireClient;
   let url: string;
-
-  beforeAll(async () => {
-    tmp = tempDir();
-    up = await startScriptedUpstream();
-    mcp = scriptMcp(up);
-    url = `${up.url}/mcp`;
-    proxy = await startTestProxy({ config: writePolicyFile(tmp.dir, POLICY) });
-    client = wireClient(proxy);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await proxy?.stop();
-    await up?.close();
-    tmp?.cleanup();
-  });
+  const scenario = wireScenario(POLICY);
+  beforeAll(() => void ({ up, mcp, proxy, client, url } = scenario));
 
   async function denialRecord(id: unknown, direction: string): Promise<LogRecord> {
     return proxy.waitForRecord((r) => isRpc(r) && r.id === id && r.direction === direction, { what: `${direction} record for id ${String(id)}` });
