@@ -41,6 +41,9 @@ export interface PolicyDeps {
   now?: () => number;
 }
 
+/** Findings that say a check was skipped (and why) rather than that something is wrong. */
+const NOTE_TYPES = new Set(["schema_unchecked"]);
+
 /** Methods whose results describe tools, prompts or resources to the model: where poisoning hides. */
 const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
 
@@ -80,7 +83,9 @@ export class Policy {
         if (setting === "off") continue;
         const findings = this.detect(name, m);
         if (findings.length > 0) {
-          hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, findings), findings });
+          // A check the proxy could not make is worth a note on the record, never a denial of its own.
+          const action = findings.every((f) => NOTE_TYPES.has(f.type)) ? "flag" : setting;
+          hits.push({ name: `detector:${name}`, action, reason: describeFindings(name, findings), findings });
         }
       }
       for (const { limiter, matchers } of this.limiters) {
@@ -169,6 +174,7 @@ export class Policy {
     const result = this.catalog.check(m.server, m.tool, toolArguments(m));
     if (result === undefined) return [];
     if (result === "unknown_tool") return [{ type: "unknown_tool", path: "/params/name", detail: `tool ${JSON.stringify(m.tool)} is not in the server's tools/list` }];
+    if ("unchecked" in result) return [{ type: "schema_unchecked", path: "/params/name", detail: `inputSchema of tool ${JSON.stringify(m.tool)} not checked: ${result.unchecked}` }];
     return result.map((e) => ({ type: "schema_violation", path: `/params/arguments${e.instancePath}`, detail: e.message }));
   }
 

@@ -40,7 +40,7 @@ describe("schema checks: server-supplied regular expressions", () => {
     policy.judge(toolsListResponse([tool], { server: SERVER }));
     const { value: d, ms } = timed(() => policy.judge(toolCall("props", { ["x".repeat(40) + "!"]: 1 }, { server: SERVER })));
     expect(ms).toBeLessThan(1_000);
-    expect(schemaRule(d)?.findings?.map((f) => f.type)).toEqual(["schema_violation"]);
+    expect(new Set(schemaRule(d)?.findings?.map((f) => f.type))).toEqual(new Set(["schema_violation"]));
     expect(policy.judge(toolCall("props", { xxx: 1, y: 2 }, { server: SERVER })).rules).toEqual([]);
     expect(schemaRule(policy.judge(toolCall("props", { xxx: "not a number" }, { server: SERVER })))?.findings?.[0]).toMatchObject({ path: "/params/arguments/xxx" });
   });
@@ -80,9 +80,9 @@ describe("schema checks: bounded compilation", () => {
     expect(schemaRule(d)?.findings?.[0]).toMatchObject({ type: "schema_unchecked", detail: expect.stringMatching(/too large/) });
   });
 
-  it("a schema nested 5,000 deep is not compiled (too deep): fast, noted, no crash", () => {
+  it("a schema nested 1,000 deep is not compiled (too deep): fast, noted, no crash", () => {
     let deep: Record<string, unknown> = { type: "string" };
-    for (let i = 0; i < 5_000; i++) deep = { type: "object", properties: { x: deep } };
+    for (let i = 0; i < 1_000; i++) deep = { type: "object", properties: { x: deep } };
     const policy = policyFrom(SCHEMA_ONLY);
     policy.judge(toolsListResponse([{ name: "deep", inputSchema: deep }], { server: SERVER }));
     const { value: d, ms } = timed(() => policy.judge(toolCall("deep", { x: 1 }, { server: SERVER })));
@@ -104,12 +104,13 @@ describe("schema checks: bounded compilation", () => {
 
   it("two servers may use the same $id for different schemas: each is checked against its own", () => {
     const policy = policyFrom(SCHEMA_ONLY);
-    const a = { name: "t", inputSchema: { $id: "urn:same", type: "object", properties: { v: { type: "number" } } } };
-    const b = { name: "t", inputSchema: { $id: "urn:same", type: "object", properties: { v: { type: "string" } } } };
+    const a = { name: "t", inputSchema: { $id: "https://schemas.example/same.json", type: "object", properties: { v: { type: "number" } } } };
+    const b = { name: "t", inputSchema: { $id: "https://schemas.example/same.json", type: "object", properties: { v: { type: "string" } } } };
     policy.judge(toolsListResponse([a], { server: "a.example:443" }));
     policy.judge(toolsListResponse([b], { server: "b.example:443" }));
     expect(policy.judge(toolCall("t", { v: 1 }, { server: "a.example:443" })).rules).toEqual([]);
     expect(policy.judge(toolCall("t", { v: "x" }, { server: "b.example:443" })).rules).toEqual([]);
+    expect(schemaRule(policy.judge(toolCall("t", { v: 1 }, { server: "b.example:443" })))?.findings?.[0]?.type).toBe("schema_violation");
     expect(schemaRule(policy.judge(toolCall("t", { v: "x" }, { server: "a.example:443" })))?.findings?.[0]?.type).toBe("schema_violation");
   });
 });
