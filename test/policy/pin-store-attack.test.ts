@@ -2,7 +2,7 @@
  * The pin store against a hostile server: a tools/list of 1,000 tools, tool names that are
  * Object.prototype members, a pins.json carrying such keys, a planted symlink, and bounded growth.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pinsApproveCommand, pinsListCommand } from "../../src/cli/pins-commands.js";
@@ -137,6 +137,22 @@ describe("pin store under a hostile server", () => {
     policy.judge(toolsListResponse([tool("echo")], { server: SERVER }));
     expect(statSync(path.dirname(nested)).mode & 0o777).toBe(0o700);
     expect(statSync(nested).mode & 0o777).toBe(0o600);
+  });
+
+  it("a pin file that cannot be written: judging goes on, the record carries a flag-level pins_not_saved note", () => {
+    const clock = fakeClock();
+    const policy = policyFrom(`mode: enforce\n${PIN_AND_SCHEMA.replace("toolPinning: flag", "toolPinning: deny")}`, { pins: new PinStore(file), now: clock.now });
+    policy.judge(toolsListResponse([tool("echo")], { server: SERVER }));
+    // Someone replaces the file by a folder: the rename over it fails.
+    rmSync(file);
+    mkdirSync(path.join(file, "x"), { recursive: true });
+    clock.advance(120_000);
+    const d = policy.judge(toolsListResponse([tool("echo"), tool("fresh")], { server: SERVER }));
+    expect(d.rules.map((r) => [r.name, r.action, r.findings?.map((f) => f.type)])).toEqual([
+      ["detector:toolPinning", "deny", ["tool_added"]],
+      ["detector:toolPinning", "flag", ["pins_not_saved"]],
+    ]);
+    expect(readdirSync(tmp.dir)).toEqual(["pins.json"]);
   });
 
   it("growth is bounded: past 2,000 tools for one server, further tools are reported as unpinned, not stored", () => {
