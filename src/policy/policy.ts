@@ -3,7 +3,7 @@ import type { Action, DetectorName, DetectorSetting, PolicyConfig, Rule } from "
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import type { PinStore } from "./pin-store.js";
-import { RateLimiter } from "./rate-limiter.js";
+import { RateLimiter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 
 /** What a detector found: its kind and where, never the matched secret itself. */
@@ -35,10 +35,14 @@ export interface Decision {
   effect?: string;
 }
 
+/** Conditions worth a log record of their own (not tied to one message). */
+export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
+
 export interface PolicyDeps {
   detectors: ContentDetectors;
   pins: PinStore | null;
   now?: () => number;
+  warn?: PolicyWarn;
 }
 
 /** Findings that say a check was skipped (and why) rather than that something is wrong. */
@@ -63,7 +67,7 @@ export class Policy {
   ) {
     this.now = deps.now ?? Date.now;
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
-    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now), matchers: buildMatchers(limit.match) }));
+    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now, deps.warn), matchers: buildMatchers(limit.match) }));
   }
 
   get enforcing(): boolean {
@@ -89,9 +93,11 @@ export class Policy {
         if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
       }
       for (const { limiter, matchers } of this.limiters) {
-        if (matchers.every((x) => x.matches(m)) && limiter.hit(m)) {
-          hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (per ${limiter.limit.per})` });
-        }
+        if (!matchers.every((x) => x.matches(m))) continue;
+        const { over, overflow } = limiter.check(m);
+        if (!over) continue;
+        const per = overflow ? `per ${limiter.limit.per}; every tracked ${limiter.limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limiter.limit.per}`;
+        hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
       }
     }
     this.learn(m);
