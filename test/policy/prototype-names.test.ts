@@ -27,14 +27,20 @@ describe("Object.prototype names from peers", () => {
     }
   });
 
-  it("argument conditions read own members only: a rule on args.__proto__ or args.constructor does not match {}", () => {
+  it("argument conditions read own members only: a rule on opts.__proto__ or opts.constructor does not match {}", () => {
     const policy = policyFrom(
-      `mode: enforce\n${QUIET}rules:\n  - { name: proto, action: deny, match: { args: { "__proto__": "*" } } }\n  - { name: ctor, action: deny, match: { args: { "constructor": "*" } } }\n`,
+      `mode: enforce\n${QUIET}rules:\n  - { name: proto, action: deny, match: { args: { "opts.__proto__": "*" } } }\n  - { name: ctor, action: deny, match: { args: { "opts.constructor": "*" } } }\n`,
     );
-    expect(policy.judge(toolCall("echo", {})).rules).toEqual([]);
-    expect(policy.judge(toolCall("echo", { toString: "x" })).rules).toEqual([]);
-    const own = policy.judge(toolCall("echo", JSON.parse('{"__proto__": "planted", "constructor": "c"}') as Record<string, unknown>));
+    expect(policy.judge(toolCall("echo", { opts: {} })).rules).toEqual([]);
+    expect(policy.judge(toolCall("echo", { opts: { toString: "x" } })).rules).toEqual([]);
+    const own = policy.judge(toolCall("echo", { opts: JSON.parse('{"__proto__": "planted", "constructor": "c"}') as Record<string, unknown> }));
     expect(own.rules.map((r) => r.name)).toEqual(["proto", "ctor"]);
+  });
+
+  it('an argument path "__proto__" in the policy file is refused (a schema library would drop it, leaving a rule that matches everything)', () => {
+    expect(() => policyFrom(`${QUIET}rules:\n  - { name: proto, action: deny, match: { args: { "__proto__": "*" } } }\n`)).toThrow(
+      /test\.yaml:3:\d+: rules\[0\]\.match\.args: argument path "__proto__" is not supported/,
+    );
   });
 
   it("stateless header checks: a method named constructor is not taken for a named method", () => {
