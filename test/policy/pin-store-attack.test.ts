@@ -155,6 +155,16 @@ describe("pin store under a hostile server", () => {
     expect(readdirSync(tmp.dir)).toEqual(["pins.json"]);
   });
 
+  it("a definition nested too deep to hash is reported tool_unpinnable (and removed by enforce mode), the others pinned", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 1_500; i++) deep = { x: deep };
+    const policy = policyFrom(`mode: enforce\n${PIN_AND_SCHEMA.replace("toolPinning: flag", "toolPinning: deny")}`, { pins: new PinStore(file) });
+    const d = policy.judge(toolsListResponse([tool("echo"), { name: "deep", inputSchema: deep }], { server: SERVER }));
+    expect(d).toMatchObject({ action: "deny", enforced: true });
+    expect(pinFindings(d)).toEqual([["tool_unpinnable", "/result/tools/1"]]);
+    expect(new PinStore(file).tools(SERVER).map(([name]) => name)).toEqual(["echo"]);
+  });
+
   it("growth is bounded: past 2,000 tools for one server, further tools are reported as unpinned, not stored", () => {
     const clock = fakeClock();
     const policy = policyFrom(PIN_AND_SCHEMA, { pins: new PinStore(file), now: clock.now });

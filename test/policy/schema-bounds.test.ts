@@ -113,4 +113,16 @@ describe("schema checks: bounded compilation", () => {
     expect(schemaRule(policy.judge(toolCall("t", { v: 1 }, { server: "b.example:443" })))?.findings?.[0]?.type).toBe("schema_violation");
     expect(schemaRule(policy.judge(toolCall("t", { v: "x" }, { server: "a.example:443" })))?.findings?.[0]?.type).toBe("schema_violation");
   });
+
+  it("a recursive schema and arguments nested 20,000 deep: no crash, the record notes the call could not be checked", () => {
+    const policy = policyFrom(SCHEMA_DENY);
+    policy.judge(toolsListResponse([{ name: "tree", inputSchema: { type: "object", properties: { x: { $ref: "#" } } } }], { server: SERVER }));
+    let args: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) args = { x: args };
+    const event = toolCall("tree", {}, { server: SERVER });
+    (event.raw as { params: { arguments: unknown } }).params.arguments = args;
+    const d = policy.judge(event);
+    expect(d).toMatchObject({ action: "flag", enforced: false });
+    expect(schemaRule(d)?.findings?.[0]).toMatchObject({ type: "schema_unchecked", detail: expect.stringMatching(/arguments/) });
+  });
 });
