@@ -48,7 +48,13 @@ export class ToolCatalog {
     if (!entry.compiled) return undefined;
     if ("unchecked" in entry.compiled) return { unchecked: entry.compiled.unchecked };
     const validate = entry.compiled.validate;
-    if (validate(args ?? {})) return [];
+    try {
+      if (validate(args ?? {})) return [];
+    } catch (err) {
+      // ajv validates recursively: a recursive schema and deeply nested arguments exhaust the stack.
+      if (err instanceof RangeError) return { unchecked: "the arguments are nested too deeply to check" };
+      throw err;
+    }
     return (validate.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: e.message ?? "invalid" }));
   }
 }
