@@ -9,7 +9,8 @@ export function pinsFile(opts: { caDir: string; pins?: string }): string {
 export function pinsListCommand(opts: { caDir: string; pins?: string; json?: boolean }): void {
   const store = new PinStore(pinsFile(opts));
   if (opts.json) {
-    const all = Object.fromEntries(store.servers().map((s) => [s, store.tools(s)]));
+    // Object.fromEntries defines own properties: a server or tool named "__proto__" stays data.
+    const all = Object.fromEntries(store.servers().map((s) => [s, Object.fromEntries(store.tools(s))]));
     process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
     return;
   }
@@ -21,7 +22,7 @@ export function pinsListCommand(opts: { caDir: string; pins?: string; json?: boo
   const lines: string[] = [];
   for (const server of servers) {
     lines.push(server);
-    for (const [name, pin] of Object.entries(store.tools(server)).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [name, pin] of store.tools(server)) {
       const state = pin.pending ? (pin.sha256 ? "CHANGED, awaiting approval" : "NEW, awaiting approval") : "pinned";
       lines.push(`  ${name.padEnd(32)} ${state.padEnd(28)} ${(pin.sha256 ?? pin.pending?.sha256 ?? "").slice(0, 23)}…`);
     }

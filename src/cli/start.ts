@@ -80,7 +80,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
   const policyConfig = loadPolicyFile(policyFile);
   const ca = await loadOrCreateCa(opts.caDir);
-  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")) });
+  // `log` exists before any traffic, hence before any warning.
+  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")), warn: (w) => log.warn(w) });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({

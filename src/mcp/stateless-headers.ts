@@ -3,7 +3,11 @@ import type { HeaderMismatch } from "./rpc-event.js";
 import type { IncomingHttpHeaders } from "node:http";
 
 /** Methods whose target the 2026-07-28 revision repeats in `Mcp-Name`, and where it sits in params. */
-const NAMED: Record<string, string> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
+const NAMED = new Map([
+  ["tools/call", "name"],
+  ["prompts/get", "name"],
+  ["resources/read", "uri"],
+]);
 
 /**
  * The stateless revision repeats the method, its target and the protocol version in request headers, so
@@ -16,10 +20,10 @@ export function headerMismatches(headers: IncomingHttpHeaders, raw: unknown): He
   const out: HeaderMismatch[] = [];
   if (methodHeader !== raw.method) out.push({ header: "Mcp-Method", headerValue: methodHeader, bodyValue: raw.method });
   const params = isObject(raw.params) ? raw.params : {};
-  const nameField = NAMED[raw.method];
+  const nameField = NAMED.get(raw.method);
   if (nameField) {
     const nameHeader = decodeHeader(headers["mcp-name"]) ?? null;
-    const bodyName = typeof params[nameField] === "string" ? (params[nameField] as string) : null;
+    const bodyName = Object.hasOwn(params, nameField) && typeof params[nameField] === "string" ? (params[nameField] as string) : null;
     if (nameHeader !== bodyName) out.push({ header: "Mcp-Name", headerValue: nameHeader, bodyValue: bodyName });
   }
   const versionHeader = decodeHeader(headers["mcp-protocol-version"]);

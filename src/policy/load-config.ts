@@ -25,7 +25,9 @@ export function parsePolicy(text: string, file = "<policy>"): PolicyConfig {
     const pos = lines.linePos(e.pos[0]);
     throw new PolicyConfigError(`${file}:${pos.line}:${pos.col}: not valid YAML: ${e.message.split("\n")[0]}`);
   }
-  const result = PolicySchema.safeParse(doc.toJS() ?? {});
+  const raw: unknown = doc.toJS() ?? {};
+  refuseProtoPaths(raw, file, doc, lines);
+  const result = PolicySchema.safeParse(raw);
   if (!result.success) {
     const messages = result.error.issues.map((issue) => {
       // An unknown key is reported on its parent: point at the (first) key itself, so the line is the one to fix.
@@ -37,6 +39,20 @@ export function parsePolicy(text: string, file = "<policy>"): PolicyConfig {
   const policy = result.data;
   checkPatterns(policy, file, doc, lines);
   return policy;
+}
+
+/** zod builds records by assignment, so an `args` key "__proto__" would vanish and leave a rule matching everything. */
+function refuseProtoPaths(raw: unknown, file: string, doc: Document, lines: LineCounter): void {
+  for (const list of ["rules", "rateLimits"] as const) {
+    const items = (raw as Record<string, unknown> | null)?.[list];
+    if (!Array.isArray(items)) continue;
+    items.forEach((item: unknown, i) => {
+      const args = (item as { match?: { args?: unknown } } | null)?.match?.args;
+      if (typeof args === "object" && args !== null && Object.hasOwn(args, "__proto__")) {
+        throw new PolicyConfigError(`${where(file, doc, lines, [list, i, "match", "args"])}: argument path "__proto__" is not supported`);
+      }
+    });
+  }
 }
 
 function checkPatterns(policy: PolicyConfig, file: string, doc: Document, lines: LineCounter): void {

@@ -56,7 +56,8 @@ function argumentMatcher(path: string, pattern: string): Matcher {
   return new PatternMatcher(`argument ${JSON.stringify(path)}`, pattern, (m) => {
     let value: unknown = toolArguments(m);
     for (const key of path.split(".")) {
-      if (typeof value !== "object" || value === null) return undefined;
+      // Own members only: "__proto__" or "constructor" in a path must not reach Object.prototype.
+      if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return undefined;
       value = (value as Record<string, unknown>)[key];
     }
     if (typeof value === "string") return value;

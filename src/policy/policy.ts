@@ -3,7 +3,7 @@ import type { Action, DetectorName, DetectorSetting, PolicyConfig, Rule } from "
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import type { PinStore } from "./pin-store.js";
-import { RateLimiter } from "./rate-limiter.js";
+import { RateLimiter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 
 /** What a detector found: its kind and where, never the matched secret itself. */
@@ -35,11 +35,18 @@ export interface Decision {
   effect?: string;
 }
 
+/** Conditions worth a log record of their own (not tied to one message). */
+export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
+
 export interface PolicyDeps {
   detectors: ContentDetectors;
   pins: PinStore | null;
   now?: () => number;
+  warn?: PolicyWarn;
 }
+
+/** Findings that say a check was skipped (and why) rather than that something is wrong. */
+const NOTE_TYPES = new Set(["schema_unchecked", "pins_not_saved"]);
 
 /** Methods whose results describe tools, prompts or resources to the model: where poisoning hides. */
 const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
@@ -60,7 +67,7 @@ export class Policy {
   ) {
     this.now = deps.now ?? Date.now;
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
-    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now), matchers: buildMatchers(limit.match) }));
+    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now, deps.warn), matchers: buildMatchers(limit.match) }));
   }
 
   get enforcing(): boolean {
@@ -79,14 +86,18 @@ export class Policy {
         const setting: DetectorSetting = this.config.detectors[name];
         if (setting === "off") continue;
         const findings = this.detect(name, m);
-        if (findings.length > 0) {
-          hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, findings), findings });
-        }
+        // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
+        const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
+        const found = findings.filter((f) => !NOTE_TYPES.has(f.type));
+        if (found.length > 0) hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, found), findings: found });
+        if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
       }
       for (const { limiter, matchers } of this.limiters) {
-        if (matchers.every((x) => x.matches(m)) && limiter.hit(m)) {
-          hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (per ${limiter.limit.per})` });
-        }
+        if (!matchers.every((x) => x.matches(m))) continue;
+        const { over, overflow } = limiter.check(m);
+        if (!over) continue;
+        const per = overflow ? `per ${limiter.limit.per}; every tracked ${limiter.limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limiter.limit.per}`;
+        hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
       }
     }
     this.learn(m);
@@ -154,13 +165,25 @@ export class Policy {
 
   private pinFindings(m: JudgedMessage): PolicyFinding[] {
     if (!this.deps.pins || m.kind !== "response" || m.method !== "tools/list") return [];
-    const pins = this.deps.pins;
     const out: PolicyFinding[] = [];
-    toolsOf((m.raw as { result?: unknown }).result).forEach((tool, i) => {
-      const seen = pins.observe(m.server, tool.name, toolDigest(tool.definition), new Date(this.now()));
-      if (seen === "changed") out.push({ type: "tool_changed", path: `/result/tools/${i}`, detail: `tool ${JSON.stringify(tool.name)} differs from its pinned definition (rug pull?)` });
-      if (seen === "added") out.push({ type: "tool_added", path: `/result/tools/${i}`, detail: `tool ${JSON.stringify(tool.name)} appeared after the server was pinned` });
+    const hashed: { name: string; sha256: string; index: number }[] = [];
+    toolsOf((m.raw as { result?: unknown }).result).forEach((tool, index) => {
+      try {
+        hashed.push({ name: tool.name, sha256: toolDigest(tool.definition), index });
+      } catch (err) {
+        out.push({ type: "tool_unpinnable", path: `/result/tools/${index}`, detail: `tool ${JSON.stringify(tool.name)} cannot be pinned (${(err as Error).message})` });
+      }
     });
+    const { verdicts, notSaved } = this.deps.pins.observe(m.server, hashed, new Date(this.now()));
+    verdicts.forEach((seen, i) => {
+      const { name, index } = hashed[i]!;
+      const path = `/result/tools/${index}`;
+      if (seen === "changed") out.push({ type: "tool_changed", path, detail: `tool ${JSON.stringify(name)} differs from its pinned definition (rug pull?)` });
+      if (seen === "added") out.push({ type: "tool_added", path, detail: `tool ${JSON.stringify(name)} appeared after the server was pinned` });
+      if (seen === "store_full") out.push({ type: "pin_store_full", path, detail: `tool ${JSON.stringify(name)} is not pinned: the pin store holds as many tools or servers as it may` });
+    });
+    out.sort((a, b) => toolIndex(a.path) - toolIndex(b.path));
+    if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
     return out;
   }
 
@@ -169,6 +192,7 @@ export class Policy {
     const result = this.catalog.check(m.server, m.tool, toolArguments(m));
     if (result === undefined) return [];
     if (result === "unknown_tool") return [{ type: "unknown_tool", path: "/params/name", detail: `tool ${JSON.stringify(m.tool)} is not in the server's tools/list` }];
+    if ("unchecked" in result) return [{ type: "schema_unchecked", path: "/params/name", detail: `inputSchema of tool ${JSON.stringify(m.tool)} not checked: ${result.unchecked}` }];
     return result.map((e) => ({ type: "schema_violation", path: `/params/arguments${e.instancePath}`, detail: e.message }));
   }
 
@@ -177,6 +201,10 @@ export class Policy {
       this.catalog.learn(m.server, toolsOf((m.raw as { result?: unknown }).result));
     }
   }
+}
+
+function toolIndex(path: string): number {
+  return Number(path.slice("/result/tools/".length));
 }
 
 function ruleHit(rule: Rule): DecisionRule {

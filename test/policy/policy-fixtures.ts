@@ -10,7 +10,7 @@ import type { RpcEvent } from "../../src/mcp/rpc-event.js";
 import { createPolicy } from "../../src/policy/create-policy.js";
 import { parsePolicy } from "../../src/policy/load-config.js";
 import type { PinStore } from "../../src/policy/pin-store.js";
-import type { Policy } from "../../src/policy/policy.js";
+import type { Policy, PolicyWarn } from "../../src/policy/policy.js";
 
 /** A temp folder, removed by `cleanup()`. */
 export function tempDir(prefix = "mcp-wiretap-policy-test-"): { dir: string; cleanup(): void } {
@@ -26,8 +26,8 @@ export function writePolicyFile(dir: string, text: string, name = "policy.yaml")
 }
 
 /** A policy from YAML text, with no pin store unless given. */
-export function policyFrom(yaml: string, deps: { pins?: PinStore | null; now?: () => number } = {}): Policy {
-  return createPolicy(parsePolicy(yaml, "test.yaml"), { pins: deps.pins ?? null, ...(deps.now ? { now: deps.now } : {}) });
+export function policyFrom(yaml: string, deps: { pins?: PinStore | null; now?: () => number; warn?: PolicyWarn } = {}): Policy {
+  return createPolicy(parsePolicy(yaml, "test.yaml"), { pins: deps.pins ?? null, ...(deps.now ? { now: deps.now } : {}), ...(deps.warn ? { warn: deps.warn } : {}) });
 }
 
 export interface EventOptions {
