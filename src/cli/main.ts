@@ -9,6 +9,7 @@ import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
 import { registerStatsCommand } from "./stats-command.js";
+import { registerCheckCommand } from "./check-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -81,6 +82,7 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerEnvCommand(program);
   registerStatsCommand(program);
+  registerCheckCommand(program);
   return program;
 }
 
