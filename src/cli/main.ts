@@ -10,6 +10,7 @@ import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
 import { registerStatsCommand } from "./stats-command.js";
 import { registerCheckCommand } from "./check-command.js";
+import { registerDiffCommand } from "./diff-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -83,6 +84,7 @@ export function buildProgram(): Command {
   registerEnvCommand(program);
   registerStatsCommand(program);
   registerCheckCommand(program);
+  registerDiffCommand(program);
   return program;
 }
 
