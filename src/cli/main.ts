@@ -19,6 +19,8 @@ export function buildProgram(): Command {
   const program = new Command("mcp-wiretap")
     .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
     .version(VERSION, "-v, --version")
+    // Program options only before a command name: `tail -v` is tail's --verbose, not --version.
+    .enablePositionalOptions()
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 
