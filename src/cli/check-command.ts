@@ -28,7 +28,7 @@ export function registerCheckCommand(program: Command): void {
     .command("check")
     .argument("[files...]", "NDJSON logs or folders of them (none or -: stdin)")
     .description("gate CI on a recorded run: exit 1 when a condition holds (errors, denials, drift, …), 0 otherwise, 2 on bad usage")
-    .addOption(new Option("--fail-on <list>", `conditions, comma-separated: ${CONDITIONS.join(", ")} (or all)`).argParser(parseFailOn).default([...DEFAULT_FAIL_ON], DEFAULT_FAIL_ON.join(",")))
+    .addOption(new Option("--fail-on <list>", `conditions, comma-separated: ${CONDITIONS.join(", ")} (or all); default ${DEFAULT_FAIL_ON.join(",")}`).argParser(parseFailOn))
     .option("--expect-tool <name>", "fail unless this tool (glob) was called; repeatable", collect)
     .option("--forbid-tool <name>", "fail when this tool (glob) was called; repeatable", collect)
     .addOption(new Option("--max-latency <ms>", "fail on any answer slower than this").argParser(parseMs))
@@ -84,9 +84,8 @@ function parseFailOn(value: string, previous: Condition[] | undefined): Conditio
   for (const v of values) {
     if (!(CONDITIONS as readonly string[]).includes(v)) throw new InvalidArgumentError(`unknown condition ${JSON.stringify(v)}: use ${CONDITIONS.join(", ")} or all.`);
   }
-  // A repeated --fail-on adds to the list given before (not to the default).
-  const base = previous === undefined || previous === (DEFAULT_FAIL_ON as unknown) ? [] : previous;
-  return [...new Set([...base, ...(values as Condition[])])];
+  // A repeated --fail-on adds to the list given before.
+  return [...new Set([...(previous ?? []), ...(values as Condition[])])];
 }
 
 function parseMs(value: string): number {
