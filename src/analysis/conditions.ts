@@ -17,6 +17,8 @@ export interface Finding {
   time: string | null;
   server: string | null;
   session: string | null;
+  /** The exchange of the record (joins a request sent before its session had a name to that session). */
+  flow: string | null;
   id: unknown;
   method: string | null;
   tool: string | null;
@@ -155,6 +157,7 @@ function finding(condition: Finding["condition"], r: LogRecord, reason: string):
     time: str(r.time),
     server: str(r.server) ?? str(r.target),
     session: str(r.session),
+    flow: str(r.flow),
     id: r.id ?? null,
     method: str(r.method),
     tool: str(r.tool),
@@ -163,7 +166,7 @@ function finding(condition: Finding["condition"], r: LogRecord, reason: string):
 }
 
 function blank(condition: Finding["condition"]): Finding {
-  return { condition, time: null, server: null, session: null, id: null, method: null, tool: null, reason: "" };
+  return { condition, time: null, server: null, session: null, flow: null, id: null, method: null, tool: null, reason: "" };
 }
 
 function decisionText(decision: LogRecord): string {

@@ -43,7 +43,7 @@ export function junitXml(records: readonly LogRecord[], findings: readonly Findi
       suite.last = time;
     }
   }
-  for (const f of findings) suiteOf(f.server, f.server === null ? null : f.session).findings.push(f);
+  for (const f of findings) suiteOf(f.server, f.server === null ? null : sessionOf(f)).findings.push(f);
 
   const body = [...suites.values()].map((suite, id) => {
     const cases = checked.map((condition) => {

@@ -56,8 +56,11 @@ export async function expandInputs(inputs: readonly string[]): Promise<string[]>
   return out;
 }
 
-/** Reads and parses every record of the inputs (none: standard input). */
-export async function loadLogs(inputs: readonly string[], stdin: NodeJS.ReadableStream): Promise<LoadedLogs> {
+/**
+ * Reads and parses every record of the inputs (none: standard input). With `verifyChain`, a log written with
+ * --audit-chain (its first record has `seq`) is also checked link by link; only then are its lines kept.
+ */
+export async function loadLogs(inputs: readonly string[], stdin: NodeJS.ReadableStream, opts: { verifyChain?: boolean } = {}): Promise<LoadedLogs> {
   const files = inputs.length === 0 ? ["-"] : await expandInputs(inputs);
   const records: LogRecord[] = [];
   const sources: LogSource[] = [];
@@ -65,23 +68,25 @@ export async function loadLogs(inputs: readonly string[], stdin: NodeJS.Readable
   let chained = false;
   for (const file of files) {
     const source: LogSource = { name: file === "-" ? "(stdin)" : file, records: 0, unreadable: [] };
-    const lines: string[] = [];
+    // Lines are kept for the chain check only: until the first record says whether the file is chained.
+    let lines: string[] | null = opts.verifyChain ? [] : null;
     let n = 0;
     for await (const line of inputLines(file, stdin)) {
       n++;
-      lines.push(line);
+      lines?.push(line);
       if (line.trim() === "") continue;
       const record = parseRecord(line);
       if (record === null) {
         source.unreadable.push({ line: n, text: line.slice(0, 120) });
         continue;
       }
+      if (source.records === 0 && typeof record.seq !== "number" && !chained) lines = null;
       if (typeof record.seq === "number") chained = true;
       source.records++;
       records.push(record);
     }
     sources.push(source);
-    texts.push({ name: source.name, text: lines.join("\n") });
+    if (lines !== null) texts.push({ name: source.name, text: lines.join("\n") });
   }
-  return { records, sources, chain: chained ? verifyChain(texts) : null };
+  return { records, sources, chain: chained && opts.verifyChain ? verifyChain(texts) : null };
 }

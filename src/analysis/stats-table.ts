@@ -2,6 +2,9 @@ import { printable } from "../cli/tail/color.js";
 import { bytes, clip, clockTime, duration } from "../cli/tail/layout.js";
 import type { GroupStats, StatsReport } from "./stats.js";
 
+/** Answers whose request is not in the log (it came before the proxy started, or was not JSON-RPC). */
+const UNMATCHED = "(answers without their request)";
+
 const HEADERS = ["CALLS", "ERR", "DENY", "FLAG", "UNANS", "P50", "P95", "P99", "MAX", "REQ", "REQ p95", "RESP", "RESP p95", "FIRST", "LAST"];
 
 /** The report as a table for a terminal: one row per group, then the totals. */
@@ -18,9 +21,9 @@ function label(g: GroupStats, by: StatsReport["by"]): string {
   const k = g.key;
   const text =
     by === "tool"
-      ? [k.method ?? "(unknown method)", k.tool].filter((x) => x !== null).join(" ")
+      ? [k.method ?? UNMATCHED, k.tool].filter((x) => x !== null).join(" ")
       : by === "method"
-        ? (k.method ?? "(unknown method)")
+        ? (k.method ?? UNMATCHED)
         : by === "server"
           ? (k.server ?? "(unknown)")
           : `${k.session ?? "(no session)"} @ ${k.server ?? "?"}`;

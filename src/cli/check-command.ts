@@ -42,7 +42,7 @@ export function registerCheckCommand(program: Command): void {
 export async function checkCommand(files: string[], o: CheckCommandOptions, io: AnalysisIo = defaultIo()): Promise<number> {
   let logs;
   try {
-    logs = await loadLogs(files, io.stdin);
+    logs = await loadLogs(files, io.stdin, { verifyChain: true });
   } catch (err) {
     if (err instanceof FileReadError || (err as Error).name === "UsageError") {
       io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);

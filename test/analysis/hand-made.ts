@@ -119,8 +119,8 @@ export const CASES: Record<string, () => LogRecord[]> = {
   ],
   deprecated: () => [
     start(),
-    rpcRecord({ id: 12, method: "ping", tool: null, session: null, protocolVersion: STATELESS }),
-    answer({ id: 12, method: "ping", tool: null, session: null, protocolVersion: STATELESS, result: {} }),
+    rpcRecord({ id: 12, flow: "flow-d", method: "ping", tool: null, session: null, protocolVersion: STATELESS }),
+    answer({ id: 12, flow: "flow-d", method: "ping", tool: null, session: null, protocolVersion: STATELESS, result: {} }),
     stop(),
   ],
   incomplete: () => chained([start(), ...cleanLog().slice(1, -1), rpcRecord({ id: 2, method: "ping", tool: null }), answer({ id: 2, method: "ping", tool: null }), stop()], { cut: 2 }),
