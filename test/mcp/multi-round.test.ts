@@ -3,7 +3,9 @@
  * call in the log (`call`, `round`), and a retry whose `requestState` is not the one the server issued is
  * flagged on its record. A scripted stateless server, a raw client through the proxy.
  */
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statsCommand } from "../../src/cli/stats-command.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { type ScriptedUpstream, json, rpcResult, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { type RawClient, isRpc, rawClient } from "./raw-client.js";
@@ -59,6 +61,14 @@ describe("multi-round requests", () => {
     expect(req3).toMatchObject({ kind: "request", call: id, round: 3, level: "info" });
     expect(res3).toMatchObject({ kind: "response", resultType: "complete", call: id, round: 3 });
     for (const r of [req2, req3] as LogRecord[]) expect(r.roundProblem).toBeUndefined();
+
+    // `stats` over this log: three rounds, one call, its latency the sum of the rounds'.
+    const stdout = new PassThrough();
+    let out = "";
+    stdout.on("data", (c: Buffer) => (out += c.toString()));
+    await statsCommand([proxy.logFile], { json: true, tool: ["delete-all"] }, { stdout, stderr: new PassThrough(), stdin: new PassThrough() });
+    const group = (JSON.parse(out) as { groups: { calls: number; multiRound: number; latencyMs: { p50: number } }[] }).groups[0]!;
+    expect(group).toMatchObject({ calls: 1, multiRound: 1, latencyMs: { p50: [res1, res2, res3].reduce((s, r) => s + (r!.latencyMs as number), 0) } });
   });
 
   it("flags a retry whose requestState differs from the one the server issued, and one that drops it", async () => {
