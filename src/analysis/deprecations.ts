@@ -11,7 +11,6 @@ const METHODS: Record<string, string> = {
   ping: "removed in 2026-07-28",
   "logging/setLevel": "removed in 2026-07-28 (log level per request in _meta)",
   "resources/subscribe": "removed in 2026-07-28 (subscriptions/listen replaces it)",
-  "resources/unsubscribe": "removed in 2026-07-28 (subscriptions/listen replaces it)",
   "roots/list": "roots are deprecated in 2026-07-28",
   "notifications/roots/list_changed": "roots are deprecated in 2026-07-28",
   "sampling/createMessage": "sampling is deprecated in 2026-07-28",

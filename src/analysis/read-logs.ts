@@ -61,6 +61,10 @@ export async function expandInputs(inputs: readonly string[]): Promise<string[]>
  * --audit-chain (its first record has `seq`) is also checked link by link; only then are its lines kept.
  */
 export async function loadLogs(inputs: readonly string[], stdin: NodeJS.ReadableStream, opts: { verifyChain?: boolean } = {}): Promise<LoadedLogs> {
+  // Standard input at a terminal would wait for typing: more likely a forgotten FILE.
+  if ((inputs.length === 0 || inputs.includes("-")) && (stdin as { isTTY?: boolean }).isTTY === true) {
+    throw new UsageError("give a log file or folder (or pipe a log in)");
+  }
   const files = inputs.length === 0 ? ["-"] : await expandInputs(inputs);
   const records: LogRecord[] = [];
   const sources: LogSource[] = [];

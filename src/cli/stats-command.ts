@@ -6,6 +6,7 @@ import { statsTable } from "../analysis/stats-table.js";
 import type { RecordFilters } from "./tail/filters.js";
 import { addFilterOptions } from "./tail/command.js";
 import { FileReadError } from "./tail/follow.js";
+import { UsageError } from "../util/usage-error.js";
 
 export interface StatsOptions extends RecordFilters {
   by?: GroupBy;
@@ -38,9 +39,9 @@ export async function statsCommand(files: string[], o: StatsOptions, io: Analysi
     io.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : statsTable(report));
     return 0;
   } catch (err) {
-    if (err instanceof FileReadError) {
+    if (err instanceof FileReadError || err instanceof UsageError) {
       io.stderr.write(`mcp-wiretap: ${err.message}\n`);
-      return 1;
+      return err instanceof UsageError ? 2 : 1;
     }
     throw err;
   }
