@@ -2,7 +2,7 @@ import { errorText, header, num, obj, ruleNames, str, type LogRecord } from "../
 import { globToRegExp } from "../util/glob.js";
 import type { Call } from "./calls.js";
 import { isToolError } from "./calls.js";
-import { deprecationOf, STATELESS_REVISION } from "./deprecations.js";
+import { atLeast, deprecationOf, STATELESS_REVISION } from "./deprecations.js";
 import type { LoadedLogs } from "./read-logs.js";
 
 export const CONDITIONS = ["error", "invalid", "deny", "flag", "pending", "mismatch", "drift", "deprecated", "incomplete"] as const;
@@ -121,7 +121,7 @@ function mismatches(records: readonly LogRecord[]): Finding[] {
       out.push(finding("mismatch", r, `${str(m.header)} header ${JSON.stringify(m.headerValue ?? null)} but body ${JSON.stringify(m.bodyValue ?? null)}`));
     }
     const version = str(r.protocolVersion);
-    if (r.kind !== "request" || r.direction !== "client_to_server" || version === null || version < STATELESS_REVISION || r.transport !== "streamable-http") continue;
+    if (r.kind !== "request" || r.direction !== "client_to_server" || !atLeast(version, STATELESS_REVISION) || r.transport !== "streamable-http") continue;
     const http = httpByFlow.get(str(r.flow) ?? "");
     if (!http) continue;
     const required = ["MCP-Protocol-Version", "Mcp-Method", ...(NAMED.has(str(r.method) ?? "") ? ["Mcp-Name"] : [])];

@@ -18,7 +18,7 @@ const METHODS: Record<string, string> = {
 };
 
 /** Revisions are dates: a later one sorts after an earlier one. */
-function atLeast(version: string | null, revision: string): boolean {
+export function atLeast(version: string | null, revision: string): boolean {
   return version !== null && /^\d{4}-\d\d-\d\d$/.test(version) && version >= revision;
 }
 
