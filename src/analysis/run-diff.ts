@@ -106,7 +106,9 @@ function byArgs(run: { records: readonly LogRecord[]; calls: readonly Call[] }):
   for (const c of run.calls) {
     if (c.method !== "tools/call" || c.argsHash === null) continue;
     const key = JSON.stringify([serverKey(c.server, names), c.tool, c.argsHash]);
-    out.set(key, [...(out.get(key) ?? []), c]);
+    const list = out.get(key);
+    if (list) list.push(c);
+    else out.set(key, [c]);
   }
   return out;
 }
@@ -118,7 +120,9 @@ function diffLatency(a: { records: readonly LogRecord[]; calls: readonly Call[] 
     for (const c of run.calls) {
       if (c.latencyMs === null || c.method === null) continue;
       const key = JSON.stringify([serverKey(c.server, names), c.method, c.tool]);
-      groups.set(key, [...(groups.get(key) ?? []), c.latencyMs]);
+      const list = groups.get(key);
+      if (list) list.push(c.latencyMs);
+      else groups.set(key, [c.latencyMs]);
     }
     return groups;
   };

@@ -65,7 +65,9 @@ export class MultiRoundCalls {
     const call = request.call ?? `${request.flow}#${idKey(request.id)}`;
     const round: OpenRound = { call, round: request.round ?? 1, group: groupOf(request), state: stateHash(result?.requestState) };
     this.byCall.set(call, round);
-    this.byGroup.set(round.group, [...(this.byGroup.get(round.group) ?? []), round]);
+    const group = this.byGroup.get(round.group);
+    if (group) group.push(round);
+    else this.byGroup.set(round.group, [round]);
     while (this.byCall.size > this.max) this.close(this.byCall.keys().next().value as string);
     return { call, round: round.round };
   }
@@ -74,9 +76,9 @@ export class MultiRoundCalls {
     const open = this.byCall.get(call);
     if (!open) return;
     this.byCall.delete(call);
-    const rest = (this.byGroup.get(open.group) ?? []).filter((o) => o !== open);
-    if (rest.length > 0) this.byGroup.set(open.group, rest);
-    else this.byGroup.delete(open.group);
+    const group = this.byGroup.get(open.group) ?? [];
+    group.splice(group.indexOf(open), 1);
+    if (group.length === 0) this.byGroup.delete(open.group);
   }
 }
 

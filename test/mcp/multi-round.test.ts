@@ -6,6 +6,7 @@
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statsCommand } from "../../src/cli/stats-command.js";
+import { MultiRoundCalls } from "../../src/mcp/multi-round.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { type ScriptedUpstream, json, rpcResult, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { type RawClient, isRpc, rawClient } from "./raw-client.js";
@@ -90,5 +91,20 @@ describe("multi-round requests", () => {
     // Tools named alike on another path would share the table: this retry matches nothing open.
     expect(req30!.level).toBe("warn");
     expect(typeof req30!.roundProblem).toBe("string");
+  });
+});
+
+describe("the table of open rounds", () => {
+  it("is bounded: past its size the oldest round is forgotten, and a retry of it is reported as unknown", () => {
+    const rounds = new MultiRoundCalls(2);
+    const at = (id: number) => ({ server: "s:1", session: null, method: "tools/call", tool: `t${id}` });
+    for (const id of [1, 2, 3]) rounds.answered({ ...at(id), flow: `f${id}`, id }, { resultType: "input_required", requestState: `state-${id}` });
+    expect(rounds.retry(at(1), { requestState: "state-1", inputResponses: {} })).toEqual({ roundProblem: expect.stringContaining("no input_required result") as unknown });
+    expect(rounds.retry(at(2), { requestState: "state-2", inputResponses: {} })).toEqual({ call: "f2#n:2", round: 2 });
+    expect(rounds.retry(at(3), { requestState: "state-2", inputResponses: {} })).toMatchObject({ call: "f3#n:3", round: 2, roundProblem: expect.stringContaining("differs") as unknown });
+  });
+    expect(rounds.retry(at, { requestState: "state-1", inputResponses: {} })).toEqual({ roundProblem: expect.stringContaining("no input_required result") as unknown });
+    expect(rounds.retry(at, { requestState: "state-3", inputResponses: {} })).toEqual({ call: "f3#n:3", round: 2 });
+    expect(rounds.retry(at, { requestState: "state-2", inputResponses: {} })).toEqual({ call: "f2#n:2", round: 2 });
   });
 });
