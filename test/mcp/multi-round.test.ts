@@ -103,8 +103,4 @@ describe("the table of open rounds", () => {
     expect(rounds.retry(at(2), { requestState: "state-2", inputResponses: {} })).toEqual({ call: "f2#n:2", round: 2 });
     expect(rounds.retry(at(3), { requestState: "state-2", inputResponses: {} })).toMatchObject({ call: "f3#n:3", round: 2, roundProblem: expect.stringContaining("differs") as unknown });
   });
-    expect(rounds.retry(at, { requestState: "state-1", inputResponses: {} })).toEqual({ roundProblem: expect.stringContaining("no input_required result") as unknown });
-    expect(rounds.retry(at, { requestState: "state-3", inputResponses: {} })).toEqual({ call: "f3#n:3", round: 2 });
-    expect(rounds.retry(at, { requestState: "state-2", inputResponses: {} })).toEqual({ call: "f2#n:2", round: 2 });
-  });
 });
