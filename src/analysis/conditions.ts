@@ -3,13 +3,13 @@ import { globToRegExp } from "../util/glob.js";
 import type { Call } from "./calls.js";
 import { isToolError } from "./calls.js";
 import { atLeast, deprecationOf, STATELESS_REVISION } from "./deprecations.js";
+import type { Condition } from "./names.js";
 import type { LoadedLogs } from "./read-logs.js";
 
-export const CONDITIONS = ["error", "invalid", "deny", "flag", "pending", "mismatch", "drift", "deprecated", "incomplete"] as const;
-export type Condition = (typeof CONDITIONS)[number];
+export { CONDITIONS, DEFAULT_FAIL_ON, type Condition } from "./names.js";
+
 /** Conditions that options add: `--expect-tool`, `--forbid-tool`, `--max-latency`. */
 export type OptionCondition = "expect-tool" | "forbid-tool" | "latency";
-export const DEFAULT_FAIL_ON: readonly Condition[] = ["error", "invalid", "deny"];
 
 /** One reason to fail, tied to the record it is about (or to the log, for `incomplete`, `expect-tool`). */
 export interface Finding {

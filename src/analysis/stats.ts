@@ -1,8 +1,8 @@
 import type { Call } from "./calls.js";
+import type { GroupBy } from "./names.js";
 import { percentile, sum } from "./percentiles.js";
 
-export const GROUP_BY = ["tool", "method", "server", "session"] as const;
-export type GroupBy = (typeof GROUP_BY)[number];
+export { GROUP_BY, type GroupBy } from "./names.js";
 
 /** The figures of one group of calls (the `--json` contract: docs/analysis.md). */
 export interface GroupStats {

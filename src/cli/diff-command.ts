@@ -1,4 +1,3 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
 import { buildCalls } from "../analysis/calls.js";
 import { diffText } from "../analysis/diff-report.js";
 import { loadLogs } from "../analysis/read-logs.js";
@@ -11,21 +10,6 @@ export interface DiffCommandOptions {
   latencyRatio?: number;
   latencyMin?: number;
   json?: boolean;
-}
-
-export function registerDiffCommand(program: Command): void {
-  program
-    .command("diff")
-    .argument("<a>", "the earlier run: a log file or a folder of them")
-    .argument("<b>", "the later run: a log file or a folder of them")
-    .description("what changed between two recorded runs: tools added, removed or redefined; call outcomes; latency")
-    .option("--exit-code", "exit 1 when B regressed (a tool removed or redefined, a worse outcome, slower), 0 otherwise")
-    .addOption(new Option("--latency-ratio <r>", "a median this many times slower or faster is a shift").argParser(parseRatio).default(2))
-    .addOption(new Option("--latency-min <ms>", "…and moved by at least this many ms").argParser(parseMs).default(100))
-    .option("--json", "as JSON (see docs/analysis.md)")
-    .action(async (a: string, b: string, o: DiffCommandOptions) => {
-      process.exitCode = await diffCommand(a, b, o);
-    });
 }
 
 /** `mcp-wiretap diff A B`: 0, or with --exit-code 1 on a regression; 2 when an input cannot be read. */
@@ -47,15 +31,4 @@ export async function diffCommand(a: string, b: string, o: DiffCommandOptions, i
   const d = diffRuns(runs[0]!, runs[1]!, { latencyRatio: o.latencyRatio ?? 2, latencyMinMs: o.latencyMin ?? 100 });
   io.stdout.write(o.json ? `${JSON.stringify(d, null, 2)}\n` : diffText(d));
   return o.exitCode && d.regressions > 0 ? 1 : 0;
-}
-
-function parseRatio(value: string): number {
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 1)) throw new InvalidArgumentError("must be a number above 1 (2 = twice as slow).");
-  return n;
-}
-
-function parseMs(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError("must be a whole number of milliseconds.");
-  return Number(value);
 }

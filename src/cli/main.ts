@@ -8,9 +8,7 @@ import { registerRunCommand } from "./run.js";
 import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
-import { registerStatsCommand } from "./stats-command.js";
-import { registerCheckCommand } from "./check-command.js";
-import { registerDiffCommand } from "./diff-command.js";
+import { registerAnalysisCommands } from "./analysis-commands.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -84,9 +82,7 @@ export function buildProgram(): Command {
   registerExportCommand(program);
   registerRunCommand(program);
   registerEnvCommand(program);
-  registerStatsCommand(program);
-  registerCheckCommand(program);
-  registerDiffCommand(program);
+  registerAnalysisCommands(program);
   return program;
 }
 

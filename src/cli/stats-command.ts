@@ -1,10 +1,8 @@
-import { type Command, Option } from "commander";
 import { selectCalls } from "../analysis/select.js";
 import { loadLogs } from "../analysis/read-logs.js";
-import { computeStats, GROUP_BY, type GroupBy } from "../analysis/stats.js";
+import { computeStats, type GroupBy } from "../analysis/stats.js";
 import { statsTable } from "../analysis/stats-table.js";
 import type { RecordFilters } from "./tail/filters.js";
-import { addFilterOptions } from "./tail/command.js";
 import { FileReadError } from "./tail/follow.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -17,18 +15,6 @@ export interface AnalysisIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdin: NodeJS.ReadableStream;
-}
-
-export function registerStatsCommand(program: Command): void {
-  const stats = program
-    .command("stats")
-    .argument("[files...]", "NDJSON logs or folders of them (none or -: stdin); rotated files are read oldest first")
-    .description("per tool (method, server or session): calls, errors, denials, latency percentiles, bytes")
-    .addOption(new Option("--by <group>", "group calls by").choices(GROUP_BY).default("tool"))
-    .option("--json", "as JSON (stable; see docs/analysis.md)");
-  addFilterOptions(stats).action(async (files: string[], o: StatsOptions) => {
-    process.exitCode = await statsCommand(files, o);
-  });
 }
 
 /** `mcp-wiretap stats`: resolves with the exit code (0, or 1 when an input cannot be read). */
