@@ -8,6 +8,7 @@ import { registerRunCommand } from "./run.js";
 import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
+import { registerAnalysisCommands } from "./analysis-commands.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -16,6 +17,8 @@ export function buildProgram(): Command {
   const program = new Command("mcp-wiretap")
     .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
     .version(VERSION, "-v, --version")
+    // Program options only before a command name: `tail -v` is tail's --verbose, not --version.
+    .enablePositionalOptions()
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 
@@ -79,6 +82,7 @@ export function buildProgram(): Command {
   registerExportCommand(program);
   registerRunCommand(program);
   registerEnvCommand(program);
+  registerAnalysisCommands(program);
   return program;
 }
 

@@ -105,7 +105,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         const decision = policy.judge(e);
         e.decision = decision;
         settleEnforcement(e, decision, policyConfig.removeDeniedTools);
-        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
+        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";
         log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
       },
       session: (r) => log.info(sessionRecord(r)),

@@ -44,6 +44,11 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
   }
   if (e.reason !== undefined) record.reason = e.reason;
   if (e.resultType !== undefined) record.resultType = e.resultType;
+  if (e.call !== undefined) record.call = e.call;
+  if (e.round !== undefined) record.round = e.round;
+  if (e.roundProblem !== undefined) record.roundProblem = e.roundProblem;
+  // Read from the result as sent, so that it is known with payloads truncated or omitted.
+  if (e.kind === "response" && (raw?.result as Record<string, unknown> | undefined)?.isError === true) record.isError = true;
   if (e.headerMismatch) record.headerMismatch = e.headerMismatch;
   if (e.sseEventId !== undefined) record.sseEventId = e.sseEventId;
   if (e.batch) record.batch = e.batch;

@@ -24,6 +24,9 @@ export interface PendingRequest {
   readonly protocolVersion?: string | null;
   /** Request params kept only where a later record needs them (initialize). */
   readonly keep?: unknown;
+  /** A retry of a multi-round call: the call and the round it opens (its answer carries them too). */
+  readonly call?: string;
+  readonly round?: number;
 }
 
 export type Unanswered = PendingRequest & { reason: string };

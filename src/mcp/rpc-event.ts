@@ -48,6 +48,10 @@ export interface RpcEvent extends MessageContext {
   /** Why the message is invalid, or why a request was never answered. */
   reason?: string;
   resultType?: string;
+  /** Multi-round requests (see multi-round.ts): the call all rounds share, this message's round, and a bad retry. */
+  call?: string;
+  round?: number;
+  roundProblem?: string;
   /** Set by the policy stage before the record is written. */
   decision?: Decision;
 }

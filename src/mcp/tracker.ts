@@ -10,6 +10,7 @@ import {
   type ClassifiedMessage,
 } from "./jsonrpc.js";
 import { LegacyEndpoints } from "./legacy-endpoints.js";
+import { MultiRoundCalls } from "./multi-round.js";
 import type { MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
 
@@ -39,6 +40,7 @@ export class McpTracker {
   readonly correlator: Correlator;
   readonly sessions: SessionTable;
   readonly legacy: LegacyEndpoints;
+  readonly rounds: MultiRoundCalls;
 
   constructor(
     private readonly out: TrackerOutput,
@@ -48,6 +50,7 @@ export class McpTracker {
     this.correlator = new Correlator(limits.maxPending, (lost) => this.reportUnanswered(lost));
     this.sessions = new SessionTable(limits.maxSessions, (r) => out.session(r));
     this.legacy = new LegacyEndpoints(limits.maxSessions);
+    this.rounds = new MultiRoundCalls(limits.maxPending);
   }
 
   /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */
@@ -64,6 +67,7 @@ export class McpTracker {
         if (msg.idProblem) event.reason = msg.idProblem;
         if (msg.id !== null) {
           event.protocolVersion ??= this.protocolVersionOf(event, msg);
+          Object.assign(event, this.rounds.retry({ server: ctx.server, session: ctx.session, method: msg.method, tool: event.tool }, msg.params));
           this.correlator.add({
             server: ctx.server,
             session: scope,
@@ -78,6 +82,7 @@ export class McpTracker {
             progressToken: progressToken(msg),
             keep: msg.method === "initialize" ? msg.params : undefined,
             protocolVersion: event.protocolVersion,
+            ...(event.call !== undefined ? { call: event.call, round: event.round } : {}),
           });
         }
         break;
@@ -98,6 +103,7 @@ export class McpTracker {
           // Stateless requests name their revision in headers or _meta; the response inherits it.
           event.protocolVersion ??= request.protocolVersion ?? null;
           if (request.method === "initialize" && msg.kind === "response") this.startSession(ctx, assignedSession, request, msg.result, event);
+          Object.assign(event, this.rounds.answered({ ...request, session: event.session }, msg.kind === "response" ? msg.result : undefined));
         }
         const type = resultType(msg);
         if (type) event.resultType = type;

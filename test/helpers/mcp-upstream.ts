@@ -52,6 +52,8 @@ export interface McpUpstream {
 export interface McpUpstreamOptions {
   /** Only "both" exists: Streamable HTTP and HTTP+SSE are always served. */
   transport?: "both";
+  /** Called with each session's server before it connects (e.g. to change a tool's definition). */
+  customize?: (server: McpServer) => void;
 }
 
 interface Session {
@@ -100,7 +102,7 @@ function countMessages(counters: McpUpstreamCounters, body: unknown): void {
 }
 
 /** Starts the reference server on https://127.0.0.1:0 with the test PKI. */
-export async function startMcpUpstream(_opts: McpUpstreamOptions = {}): Promise<McpUpstream> {
+export async function startMcpUpstream(opts: McpUpstreamOptions = {}): Promise<McpUpstream> {
   const pki = testPki();
   const counters: McpUpstreamCounters = {
     posts: 0,
@@ -132,6 +134,7 @@ export async function startMcpUpstream(_opts: McpUpstreamOptions = {}): Promise<
       return (existing.transport as StreamableHTTPServerTransport).handleRequest(req, res, body);
     }
     const { server, cleanup } = createEverythingServer();
+    opts.customize?.(server);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new InMemoryEventStore(),
@@ -156,6 +159,7 @@ export async function startMcpUpstream(_opts: McpUpstreamOptions = {}): Promise<
 
   async function openSse(res: ServerResponse): Promise<void> {
     const { server, cleanup } = createEverythingServer();
+    opts.customize?.(server);
     const transport = new SSEServerTransport("/message", res);
     const session: Session = { server, transport, cleanup };
     sseById.set(transport.sessionId, session);

@@ -13,6 +13,8 @@ export interface TailOptions extends RecordFilters {
   /** Of what FILE holds already, only the last N records shown (then, with --follow, everything new). */
   lines?: number;
   pollMs?: number;
+  /** Each message's arguments, result or error on an indented line under it. */
+  verbose?: boolean;
 }
 
 export interface TailIo {
@@ -54,6 +56,7 @@ export function registerTailCommand(program: Command): void {
     .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)")
     .option("--json", "print the matching records unchanged, as NDJSON")
     .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
+    .option("-v, --verbose", "show each message's arguments, result or error on an indented line under it (cut short)")
     .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
   addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
     process.exitCode = await tailCommand(file, o);
@@ -66,7 +69,7 @@ export function registerTailCommand(program: Command): void {
  */
 export async function tailCommand(file: string | undefined, o: TailOptions, io: TailIo = defaultIo()): Promise<number> {
   const matches = compileFilters(o);
-  const formatter = new TailFormatter({ color: !o.json && useColor(io.env, io.stdout.isTTY === true), allHttp: o.allHttp ?? false });
+  const formatter = new TailFormatter({ color: !o.json && useColor(io.env, io.stdout.isTTY === true), allHttp: o.allHttp ?? false, verbose: o.verbose ?? false });
   let broken = false;
   const onError = (err: NodeJS.ErrnoException): void => {
     // `tail log | head`: the reader went away.

@@ -2,12 +2,15 @@ import { painter, printable, type Paint } from "./color.js";
 import { eventLine, exchangeFailed, httpLine, sessionLine } from "./event-lines.js";
 import { header, str, type LogRecord } from "./filters.js";
 import { BranchPairing } from "./pairing.js";
+import { payloadLine } from "./payload-line.js";
 import { rpcLine } from "./rpc-line.js";
 
 export interface FormatterOptions {
   color: boolean;
   /** Show every `http` record, not only those of failed or non-MCP exchanges. */
   allHttp?: boolean;
+  /** `-v`: each message's arguments, result or error on an indented line under it. */
+  verbose?: boolean;
 }
 
 /**
@@ -43,8 +46,11 @@ export class TailFormatter {
   /** The line for a record, or null when the view leaves it out. */
   format(record: LogRecord): string | null {
     switch (record.event) {
-      case "rpc":
-        return rpcLine(this.paint, record, this.pairing.branchOf(record));
+      case "rpc": {
+        const line = rpcLine(this.paint, record, this.pairing.branchOf(record));
+        const detail = this.opts.verbose ? payloadLine(this.paint, record) : null;
+        return detail === null ? line : `${line}\n${detail}`;
+      }
       case "http":
         return this.http(record);
       case "session":

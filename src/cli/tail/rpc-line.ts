@@ -59,6 +59,10 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
   const batch = obj(r.batch);
   if (batch) parts.push(p("dim", `[batch ${(num(batch.index) ?? 0) + 1}/${num(batch.size) ?? "?"}]`));
   if (Array.isArray(r.headerMismatch)) parts.push(p("yellow", "⚠ header mismatch"));
+  const round = num(r.round);
+  if (kind === "request" && round !== null && round > 1) parts.push(p("cyan", `⟳ round ${round}`));
+  if (r.resultType === "input_required") parts.push(p("cyan", "⟳ input required"));
+  if (typeof r.roundProblem === "string") parts.push(p("yellow", printable(`⚠ ${clip(r.roundProblem, 120)}`)));
   if (r.insecureUpstream === true) parts.push(p("yellow", "⚠ insecure upstream"));
   const badge = decisionBadge(p, obj(r.decision));
   if (badge) parts.push(badge);

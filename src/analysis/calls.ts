@@ -1,0 +1,175 @@
+import { num, obj, str, type LogRecord } from "../cli/tail/filters.js";
+
+export type Outcome = "ok" | "error" | "tool_error" | "unanswered" | "cancelled" | "open";
+export type Verdict = "allow" | "flag" | "deny";
+
+/**
+ * One logical call: a request and what answered it. A multi-round request (2026-07-28: results with
+ * `resultType: "input_required"`, retried by the client with a new id) is one call over all its rounds.
+ */
+export interface Call {
+  server: string | null;
+  session: string | null;
+  flow: string | null;
+  transport: string | null;
+  protocolVersion: string | null;
+  /** Direction of the request. */
+  direction: string | null;
+  /** Id of the first round's request. */
+  id: unknown;
+  method: string | null;
+  tool: string | null;
+  argsHash: string | null;
+  /** Every record of the call, in log order: requests, answers, cancellation. */
+  records: LogRecord[];
+  /** The first request's record; null when only an answer is in the log (the request came before it). */
+  request: LogRecord | null;
+  rounds: number;
+  outcome: Outcome;
+  /** Sum of the rounds' `latencyMs` (time the peer took); null when no round was answered. */
+  latencyMs: number | null;
+  requestBytes: number;
+  responseBytes: number;
+  /** The strictest policy decision on any of its records. */
+  decision: Verdict;
+  firstSeen: string | null;
+  lastSeen: string | null;
+}
+
+const ANSWERS = new Set(["response", "error", "unanswered"]);
+const RANK: Record<Verdict, number> = { allow: 0, flag: 1, deny: 2 };
+
+/** The requests of a log tied to their answers (the log's own correlation, replayed from its records). */
+export function buildCalls(records: readonly LogRecord[]): Call[] {
+  const calls: Call[] = [];
+  /** Requests awaiting their answer, by (server, direction, id); a list, as ids repeat across sessions. */
+  const pending = new Map<string, { call: Call; request: LogRecord }[]>();
+  const byCallId = new Map<string, Call>();
+  const open = (key: string, call: Call, request: LogRecord): void => {
+    const list = pending.get(key) ?? [];
+    list.push({ call, request });
+    pending.set(key, list);
+  };
+  for (const r of records) {
+    if (r.event !== "rpc") continue;
+    const kind = str(r.kind);
+    const direction = str(r.direction);
+    if (kind === "request" && r.id !== null && r.id !== undefined) {
+      const callId = str(r.call);
+      const joined = callId === null ? undefined : byCallId.get(callId);
+      const call = joined ?? newCall(r);
+      if (joined) joined.rounds++;
+      else calls.push(call);
+      add(call, r);
+      call.requestBytes += num(r.bytes) ?? 0;
+      open(key(r.server, direction, r.id), call, r);
+    } else if (kind !== null && ANSWERS.has(kind)) {
+      const requestDirection = kind === "unanswered" ? direction : opposite(direction);
+      const list = pending.get(key(r.server, requestDirection, r.id)) ?? [];
+      const at = findLast(list, (p) => sameExchange(p.request, r));
+      let call: Call;
+      if (at >= 0) {
+        call = list.splice(at, 1)[0]!.call;
+      } else {
+        call = newCall(r);
+        call.direction = requestDirection;
+        calls.push(call);
+      }
+      add(call, r);
+      answer(call, r, kind);
+      const callId = str(r.call);
+      if (callId !== null && str(r.resultType) === "input_required") byCallId.set(callId, call);
+    } else if (kind === "notification" && str(r.method) === "notifications/cancelled") {
+      const rel = obj(r.related);
+      if (!rel) continue;
+      const list = pending.get(key(r.server, direction, rel.id)) ?? [];
+      const at = findLast(list, (p) => sameExchange(p.request, r));
+      if (at < 0) continue;
+      const call = list[at]!.call;
+      add(call, r);
+      if (call.outcome === "open") call.outcome = "cancelled";
+    }
+  }
+  return calls;
+}
+
+function newCall(r: LogRecord): Call {
+  return {
+    server: str(r.server),
+    session: str(r.session),
+    flow: str(r.flow),
+    transport: str(r.transport),
+    protocolVersion: str(r.protocolVersion),
+    direction: str(r.direction),
+    id: r.id,
+    method: str(r.method),
+    tool: str(r.tool),
+    argsHash: str(r.argsHash),
+    records: [],
+    request: str(r.kind) === "request" ? r : null,
+    rounds: 1,
+    outcome: "open",
+    latencyMs: null,
+    requestBytes: 0,
+    responseBytes: 0,
+    decision: "allow",
+    firstSeen: null,
+    lastSeen: null,
+  };
+}
+
+function add(call: Call, r: LogRecord): void {
+  call.records.push(r);
+  const time = str(r.time);
+  call.firstSeen ??= time;
+  if (time !== null) call.lastSeen = time;
+  call.session ??= str(r.session);
+  call.protocolVersion ??= str(r.protocolVersion);
+  call.method ??= str(r.method);
+  call.tool ??= str(r.tool);
+  const action = str(obj(r.decision)?.action);
+  if (action === "flag" || action === "deny") {
+    if (RANK[action] > RANK[call.decision]) call.decision = action;
+  }
+}
+
+function answer(call: Call, r: LogRecord, kind: string): void {
+  if (kind === "unanswered") {
+    if (call.outcome !== "cancelled") call.outcome = "unanswered";
+    return;
+  }
+  call.responseBytes += num(r.bytes) ?? 0;
+  const latency = num(r.latencyMs);
+  if (latency !== null) call.latencyMs = (call.latencyMs ?? 0) + latency;
+  if (str(r.resultType) === "input_required") {
+    // The client retries with a new id: until it does, the call waits for it.
+    if (call.outcome !== "cancelled") call.outcome = "open";
+    return;
+  }
+  if (call.outcome === "cancelled") return;
+  call.outcome = kind === "error" ? "error" : isToolError(r) ? "tool_error" : "ok";
+}
+
+/** A tool result with `isError: true` (the record's own flag, or the logged result when it has one). */
+export function isToolError(r: LogRecord): boolean {
+  return r.isError === true || obj(r.result)?.isError === true;
+}
+
+/** Same request: the same exchange, or the same named session (legacy answers travel on another exchange). */
+function sameExchange(request: LogRecord, other: LogRecord): boolean {
+  if (request.flow === other.flow) return true;
+  return typeof other.session === "string" && other.session === request.session;
+}
+
+function key(server: unknown, direction: string | null, id: unknown): string {
+  return JSON.stringify([server ?? null, direction, typeof id === "number" ? `n:${id}` : typeof id === "string" ? `s:${id}` : JSON.stringify(id)]);
+}
+
+function opposite(direction: string | null): string | null {
+  return direction === "client_to_server" ? "server_to_client" : direction === "server_to_client" ? "client_to_server" : null;
+}
+
+function findLast<T>(list: readonly T[], match: (t: T) => boolean): number {
+  for (let i = list.length - 1; i >= 0; i--) if (match(list[i]!)) return i;
+  return -1;
+}

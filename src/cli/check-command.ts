@@ -1,0 +1,61 @@
+import os from "node:os";
+import { buildCalls } from "../analysis/calls.js";
+import { checkText } from "../analysis/check-report.js";
+import { DEFAULT_FAIL_ON, findConditions, type Condition } from "../analysis/conditions.js";
+import { junitXml } from "../analysis/junit.js";
+import { loadLogs } from "../analysis/read-logs.js";
+import { writeReport } from "../analysis/write-report.js";
+import { defaultIo, type AnalysisIo } from "./stats-command.js";
+import { splitList } from "./tail/filters.js";
+import { FileReadError } from "./tail/follow.js";
+
+export interface CheckCommandOptions {
+  failOn?: Condition[];
+  expectTool?: string[];
+  forbidTool?: string[];
+  maxLatency?: number;
+  format?: "text" | "junit";
+  output?: string;
+}
+
+/** Exit codes: 0 nothing found, 1 a condition holds, 2 bad usage or an unreadable input. */
+export const CHECK_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export async function checkCommand(files: string[], o: CheckCommandOptions, io: AnalysisIo = defaultIo()): Promise<number> {
+  let logs;
+  try {
+    logs = await loadLogs(files, io.stdin, { verifyChain: true });
+  } catch (err) {
+    if (err instanceof FileReadError || (err as Error).name === "UsageError") {
+      io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);
+      return CHECK_EXIT.usage;
+    }
+    throw err;
+  }
+  const failOn = o.failOn ?? [...DEFAULT_FAIL_ON];
+  const options = {
+    failOn,
+    expectTools: splitList(o.expectTool),
+    forbidTools: splitList(o.forbidTool),
+    ...(o.maxLatency !== undefined ? { maxLatencyMs: o.maxLatency } : {}),
+  };
+  const findings = findConditions(logs, buildCalls(logs.records), options);
+  const checked: string[] = [...failOn];
+  if (options.expectTools.length > 0) checked.push("expect-tool");
+  if (options.forbidTools.length > 0) checked.push("forbid-tool");
+  if (options.maxLatencyMs !== undefined) checked.push("latency");
+  const report = o.format === "junit" ? junitXml(logs.records, findings, checked, os.hostname()) : checkText(findings, checked, logs.records.length);
+  if (o.output === undefined || o.output === "-") {
+    io.stdout.write(report);
+  } else {
+    try {
+      await writeReport(o.output, report);
+    } catch (err) {
+      io.stderr.write(`mcp-wiretap: cannot write ${o.output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
+      return CHECK_EXIT.usage;
+    }
+    // The verdict stays visible in the CI log when the report goes to a file.
+    io.stderr.write(findings.length === 0 ? "mcp-wiretap check: ok\n" : `mcp-wiretap check: FAILED: ${findings.length} finding(s), see ${o.output}\n`);
+  }
+  return findings.length === 0 ? CHECK_EXIT.ok : CHECK_EXIT.failed;
+}

@@ -1,0 +1,44 @@
+import { printable, type Paint } from "./color.js";
+import { clip } from "./layout.js";
+import { num, obj, str, type LogRecord } from "./filters.js";
+
+/** Where the TEXT column starts in a row (see layout.ts `row`): detail lines are indented to it. */
+export const TEXT_COLUMN = 63;
+/** A detail line shows at most this many characters of the payload. */
+export const DETAIL_CHARS = 120;
+
+/**
+ * `tail -v`: what a message carried, on one indented line under it — a tool call's arguments, a tool
+ * result's text (its JSON when not all text), other params, results and errors as JSON. Null when the
+ * record has no payload.
+ */
+export function payloadLine(p: Paint, r: LogRecord): string | null {
+  const kind = str(r.kind);
+  const field = kind === "request" || kind === "notification" ? "params" : kind === "response" ? "result" : kind === "error" ? "error" : kind === "invalid" ? "message" : null;
+  if (field === null || !(field in r)) return null;
+  const text = describe(r[field], r, field);
+  if (text === null) return null;
+  return `${" ".repeat(TEXT_COLUMN)}${p("dim", `${field === "params" && r.method === "tools/call" ? "args" : field} `)}${printable(clip(text, DETAIL_CHARS))}`;
+}
+
+function describe(value: unknown, r: LogRecord, field: string): string | null {
+  const shaped = obj(value);
+  if (shaped?.omitted === true) return `(not recorded: ${num(shaped.bytes) ?? "?"} bytes)`;
+  if (shaped?.truncated === true && typeof shaped.preview === "string") return shaped.preview;
+  if (r.method === "tools/call" && field === "params") return json(shaped?.arguments ?? {});
+  if (r.method === "tools/call" && field === "result" && Array.isArray(shaped?.content)) {
+    const content = shaped.content.map(obj);
+    if (content.length > 0 && content.every((c) => c?.type === "text" && typeof c.text === "string")) {
+      return content.map((c) => c!.text as string).join(" ⏎ ").replace(/\n/g, " ⏎ ");
+    }
+  }
+  return json(value);
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,91 @@
+import { createHash } from "node:crypto";
+import { idKey, type RequestId } from "./jsonrpc.js";
+
+/** Where a message stands in a multi-round call (2026-07-28: `input_required` results and their retries). */
+export interface RoundInfo {
+  /** Shared by every round of the call: the first request's flow and id. Absent for a retry of an unknown round. */
+  call?: string;
+  /** 1 for the first request and its answer, 2 for the first retry, … */
+  round?: number;
+  /** What is wrong with a retry (its requestState is not the one the server issued). */
+  roundProblem?: string;
+}
+
+/** What a request knows about its call (kept with the pending request until its answer). */
+export interface RoundOf {
+  server: string;
+  session: string | null;
+  flow: string;
+  id: RequestId;
+  method: string;
+  tool: string | undefined;
+  call?: string;
+  round?: number;
+}
+
+interface OpenRound {
+  call: string;
+  round: number;
+  group: string;
+  /** SHA-256 of the requestState the server issued (its JSON; "" when it issued none). */
+  state: string;
+}
+
+/**
+ * Multi-round requests: a result with `resultType: "input_required"` carries `requestState`; the client
+ * retries with a new id, carrying `inputResponses` and the same `requestState`. Those rounds are one call.
+ * A retry is matched to the open round of the same server, session, method and tool whose requestState it
+ * echoes; a retry whose requestState matches none of them is tied to the latest and flagged. Bounded: past
+ * `max` open rounds the oldest is forgotten.
+ */
+export class MultiRoundCalls {
+  private readonly byGroup = new Map<string, OpenRound[]>();
+  private readonly byCall = new Map<string, OpenRound>();
+
+  constructor(private readonly max: number) {}
+
+  /** A request: its round when it retries an input_required result, else undefined. */
+  retry(r: Omit<RoundOf, "flow" | "id" | "call" | "round">, params: Record<string, unknown> | undefined): RoundInfo | undefined {
+    if (!params || !("inputResponses" in params || "requestState" in params)) return undefined;
+    const open = this.byGroup.get(groupOf(r)) ?? [];
+    const state = stateHash(params.requestState);
+    const exact = open.findLast((o) => o.state === state);
+    if (exact) return { call: exact.call, round: exact.round + 1 };
+    const latest = open.at(-1);
+    if (!latest) return { roundProblem: "retry (inputResponses/requestState) of no input_required result the proxy saw" };
+    const problem = params.requestState === undefined ? "retry without the requestState the server issued" : "requestState differs from the one the server issued (tampered?)";
+    return { call: latest.call, round: latest.round + 1, roundProblem: problem };
+  }
+
+  /** A response to `request`: the call and round it belongs to, when it is part of a multi-round call. */
+  answered(request: RoundOf, result: Record<string, unknown> | undefined): RoundInfo | undefined {
+    const inputRequired = result?.resultType === "input_required";
+    if (request.call !== undefined) this.close(request.call);
+    if (!inputRequired) return request.call === undefined ? undefined : { call: request.call, round: request.round ?? 1 };
+    const call = request.call ?? `${request.flow}#${idKey(request.id)}`;
+    const round: OpenRound = { call, round: request.round ?? 1, group: groupOf(request), state: stateHash(result?.requestState) };
+    this.byCall.set(call, round);
+    const group = this.byGroup.get(round.group);
+    if (group) group.push(round);
+    else this.byGroup.set(round.group, [round]);
+    while (this.byCall.size > this.max) this.close(this.byCall.keys().next().value as string);
+    return { call, round: round.round };
+  }
+
+  private close(call: string): void {
+    const open = this.byCall.get(call);
+    if (!open) return;
+    this.byCall.delete(call);
+    const group = this.byGroup.get(open.group) ?? [];
+    group.splice(group.indexOf(open), 1);
+    if (group.length === 0) this.byGroup.delete(open.group);
+  }
+}
+
+function groupOf(r: { server: string; session: string | null; method: string; tool: string | undefined }): string {
+  return JSON.stringify([r.server, r.session, r.method, r.tool ?? null]);
+}
+
+function stateHash(state: unknown): string {
+  return state === undefined ? "" : createHash("sha256").update(JSON.stringify(state) ?? "").digest("hex");
+}
