@@ -453,6 +453,9 @@ describe("2026-07-28 stateless Streamable HTTP", () => {
     );
     for (const n of notes) {
       expect(n).toMatchObject({ kind: "notification", direction: "server_to_client", session: null, protocolVersion: V });
+      // Tied to the listen request whose stream carries them.
+      expect(n.related).toMatchObject({ id: "listen-1", method: "subscriptions/listen" });
+      expect(typeof (n.related as { elapsedMs: number }).elapsedMs).toBe("number");
     }
     expect(new Set(notes.map((n) => n.flow)).size).toBe(1);
     controller.abort();
