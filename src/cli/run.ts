@@ -129,7 +129,7 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
     proxyUrl = withCredentials(attachTo, startOptions.proxyAuth);
   } else {
     const { startProxy } = await import("./start.js");
-    proxy = await startProxy({ ...startOptions, logFd: 2 });
+    proxy = await startProxy({ ...startOptions, logFd: 2, clientHint: false });
     proxyUrl = proxyUrlFor(proxy.address, startOptions.proxyAuth);
   }
   const ca = proxy ? { certPath: proxy.caCertPath, bundlePath: proxy.caBundlePath } : await attachedCa(startOptions.caDir, attachTo!);
