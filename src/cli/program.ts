@@ -1,6 +1,7 @@
 /** The command line: every command, its options, and how a failure becomes an exit code. Loaded by main.ts. */
-import { Command, CommanderError, Option } from "commander";
+import { type Command, CommanderError, Option } from "commander";
 import { UsageError } from "../util/usage-error.js";
+import { HintingCommand } from "./hinting-command.js";
 import type { ExplainOptions } from "./policy-commands.js";
 import { VERSION } from "./package-info.js";
 import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
@@ -13,11 +14,12 @@ import { registerExportCommand } from "./har/command.js";
 const USAGE = 2;
 
 export function buildProgram(): Command {
-  const program = new Command("mcp-wiretap")
+  const program = new HintingCommand("mcp-wiretap")
     .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
     .version(VERSION, "-v, --version")
     .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
+    .exitOverride()
+    .enablePositionalOptions(); // lets `run` hand options after its command to the command
 
   addProxyOptions(program.command("start", { isDefault: true }).description("run the proxy (the default command)"), { port: 8080 }).action(
     async (o: Record<string, unknown>) => (await import("./start.js")).startCommand(toStartOptions(o)),
@@ -96,7 +98,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const e = err as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE" || e.code === "EACCES" || e.code === "EADDRNOTAVAIL") {
-      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n`);
+      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n${listenAdvice(e as ListenError)}\n`);
       process.exit(1);
     }
     process.stderr.write(`mcp-wiretap: ${e.stack ?? String(err)}\n`);
@@ -104,3 +106,19 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
+type ListenError = NodeJS.ErrnoException & { port?: number; address?: string };
+
+/** The next step after a failed listen. */
+function listenAdvice(e: ListenError): string {
+  const port = typeof e.port === "number" ? e.port : undefined;
+  switch (e.code) {
+    case "EADDRINUSE":
+      return port === undefined
+        ? "  the port is in use: pick another one (--port 0 picks any free port)"
+        : `  port ${port} is in use (another mcp-wiretap?): stop what uses it, or pick another port: --port ${port + 1}, or --port 0 for any free port`;
+    case "EACCES":
+      return "  this port needs privileges (ports below 1024 on most systems): use --port 8080, or --port 0 for any free port";
+    default:
+      return `  ${e.address ?? "the --host address"} is not an address of this machine: use --host 127.0.0.1`;
+  }
+}

@@ -27,7 +27,8 @@ export function registerRunCommand(program: Command): Command {
     .command("run")
     .description("run a command (an MCP client) through the proxy, with its proxy and CA settings made for it")
     .argument("<command...>", "the command and its arguments; put -- before it")
-    .usage("[options] -- <command> [args...]");
+    .usage("[options] -- <command> [args...]")
+    .passThroughOptions(); // `run python3 -c CODE`: options after the command are the command's
   addProxyOptions(cmd, { port: 0 });
   // Everything `start` has but --ca-dir (the CA to trust) and --proxy-auth (credentials to use) configures
   // the embedded proxy only.
