@@ -194,8 +194,8 @@ describe("mcp-wiretap tail (CLI)", () => {
     const cli = spawnCli(["tail", "-f", file], { env: PLAIN });
     running.push(cli);
     await waitUntil(() => /no such file yet; waiting/.test(cli.stderr()), { what: "the waiting notice" });
-    writeFileSync(file, "e1 finally\n");
-    await waitUntil(() => cli.stdout().includes("e1 finally"), { what: "the first line" });
+    writeFileSync(file, `${fixtureLines[0]}\n`);
+    await waitUntil(() => cli.stdout().includes("proxy 0.1.0 started"), { what: "the first line" });
     cli.kill();
     await cli.exited;
   });
