@@ -189,6 +189,16 @@ describe("mcp-wiretap tail (CLI)", () => {
     await cli.exited;
   });
 
+  it("--help explains the marks: DENY* (enforced) against DENY (logged only), FLAG, the arrows", async () => {
+    const help = await runCli(["tail", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^\s+DENY\*\s.*(enforced|blocked)/m);
+    expect(help.stdout).toMatch(/^\s+DENY\s.*(monitor|logged only|not enforced)/m);
+    expect(help.stdout).toMatch(/^\s+FLAG\s/m);
+    expect(help.stdout).toMatch(/^\s+→\s.*client/m);
+    expect(help.stdout).toMatch(/^\s+UNANSWERED\s/m);
+  });
+
   it("--follow waits for a file that does not exist yet", async () => {
     const file = path.join(dir, "later.ndjson");
     const cli = spawnCli(["tail", "-f", file], { env: PLAIN });

@@ -46,6 +46,22 @@ function parseCount(value: string): number {
   return Number(value);
 }
 
+/** What the marks of a line mean (README.md shows the same legend). */
+const LEGEND = [
+  "",
+  "A line: time, session, direction, kind, #id, latency, size, method and tool, then marks.",
+  "  →              client to server",
+  "  ←              server to client (├ └: progress and the response, under their request)",
+  "  ──             a session or the proxy starts or ends",
+  "  ✗              the proxy refused a connection or an exchange",
+  "  ⋯ 1/3          progress: done/total",
+  "  FLAG rule      the policy flagged the message; it was forwarded",
+  "  DENY rule      the policy denies it, logged only (monitor mode): it was forwarded",
+  "  DENY* rule     denied and enforced (enforce mode): blocked; what was done follows in ( )",
+  "  UNANSWERED     a request that will never get its response; the reason follows",
+  "  ⚠ header mismatch   stateless-revision headers (Mcp-Method, Mcp-Name) disagree with the body or are missing",
+].join("\n");
+
 export function registerTailCommand(program: Command): void {
   const tail = program
     .command("tail")
@@ -54,7 +70,8 @@ export function registerTailCommand(program: Command): void {
     .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)")
     .option("--json", "print the matching records unchanged, as NDJSON")
     .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
-    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
+    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount))
+    .addHelpText("after", LEGEND);
   addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
     process.exitCode = await tailCommand(file, o);
   });
