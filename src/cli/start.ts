@@ -192,10 +192,12 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {
-  const proxy = await startProxy(opts);
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.once(signal, () => process.exit(130));
-    proxy.stop(signal).then(
+  // Listening for signals before the banner goes out: a script that stops the proxy as soon as it sees the
+  // banner must get a clean stop (and the stop record), not Node's default exit on SIGINT.
+  let proxy: RunningProxy | null = null;
+  let received: NodeJS.Signals | null = null;
+  const stop = (signal: NodeJS.Signals, running: RunningProxy): void => {
+    running.stop(signal).then(
       () => process.exit(0),
       (err) => {
         process.stderr.write(`mcp-wiretap: error while stopping: ${errorText(err)}\n`);
@@ -203,8 +205,15 @@ export async function startCommand(opts: StartOptions): Promise<void> {
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.once(signal, () => process.exit(130));
+    received ??= signal;
+    if (proxy) stop(signal, proxy);
+  };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  proxy = await startProxy(opts);
+  if (received) stop(received, proxy);
 }
 
 /** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
