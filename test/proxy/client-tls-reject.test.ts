@@ -2,9 +2,11 @@
  * Clients that do not trust the proxy's CA and go away without a TLS alert still leave a `client_tls_error`
  * record with the hint: a Node client (checks the certificate after the handshake, then just closes) and a
  * client that sends its ClientHello, reads the ServerHello and closes the connection without an alert (what
- * Python's httpx over anyio does: its ssl.MemoryBIO alert is never flushed). A client that trusts the CA
- * and sends a request leaves none.
+ * Python's httpx over anyio does: its ssl.MemoryBIO alert is never flushed; also run with Python itself).
+ * A client that trusts the CA and sends a request leaves none.
  */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
@@ -13,6 +15,35 @@ import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream
 import { openTunnel, rawRequest, startTestProxy, tlsThroughTunnel, type LogRecord, type TestProxy } from "../helpers/proxy-harness.js";
 
 const HINT = /may not trust the mcp-wiretap CA/;
+const PYTHON = ["/usr/bin/python3", "/usr/local/bin/python3"].find((p) => existsSync(p));
+
+/**
+ * What anyio does for httpx: TLS over ssl.MemoryBIO with the default (verifying) context; when the
+ * certificate check fails, the alert OpenSSL put in the outgoing BIO is never sent, the socket just closes.
+ */
+const PYTHON_MEMORY_BIO = `
+import socket, ssl, sys
+host, port, target = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sock = socket.create_connection((host, port), timeout=5)
+sock.sendall(f"CONNECT {target} HTTP/1.1\\r\\nHost: {target}\\r\\n\\r\\n".encode())
+head = b""
+while b"\\r\\n\\r\\n" not in head:
+    head += sock.recv(4096)
+incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+while True:
+    try:
+        tls.do_handshake()
+        print("trusted")
+        break
+    except ssl.SSLWantReadError:
+        sock.sendall(outgoing.read())
+        incoming.write(sock.recv(65536))
+    except ssl.SSLCertVerificationError as e:
+        print("rejected:", e.verify_message, "alert pending:", outgoing.pending)
+        break
+sock.close()
+`;
 
 /** The ClientHello a verifying TLS client sends for `servername`, captured from a stream nobody answers. */
 function clientHello(servername: string): Promise<Buffer> {
@@ -95,6 +126,19 @@ describe("a client that rejects the proxy's certificate", () => {
     const record = await proxy.waitForRecord(tlsErrorFor(u.port), { what: `client_tls_error after ${how}` });
     expect(String(record.hint)).toMatch(HINT);
     expect(record.client).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(u.requests).toHaveLength(0);
+  });
+
+  it.skipIf(!PYTHON)("Python's ssl.MemoryBIO (httpx over anyio) rejecting the certificate leaves a client_tls_error", async () => {
+    const u = await upstream();
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(PYTHON!, ["-c", PYTHON_MEMORY_BIO, proxy.host, String(proxy.port), `localhost:${u.port}`], { timeout: 15_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    expect(out).toMatch(/^rejected: .*alert pending: [1-9]/);
+    const record = await proxy.waitForRecord(tlsErrorFor(u.port), { what: "client_tls_error of the Python client" });
+    expect(String(record.hint)).toMatch(HINT);
     expect(u.requests).toHaveLength(0);
   });
 
