@@ -14,6 +14,16 @@ export class HintingCommand extends Command {
 
   /** Replaces commander's (internal, untyped) `unknownOption`, called for each option it does not know. */
   unknownOption(flag: string): void {
+    // Positional options (for `run`) keep the program's own options off its subcommands: `start --version`
+    // still prints the version.
+    let root: Command = this;
+    while (root.parent) root = root.parent;
+    const programOption = root === this ? undefined : root.options.find((o) => o.short === flag || o.long === flag);
+    if (programOption) {
+      // commander handles its own options on 'option:<name>' events (the version one prints and exits).
+      (root as unknown as NodeJS.EventEmitter).emit(`option:${programOption.name()}`);
+      return;
+    }
     const longer = flag.startsWith("--")
       ? this.options.map((o) => o.long).filter((long): long is string => long !== undefined && long.startsWith(`${flag}-`))
       : [];

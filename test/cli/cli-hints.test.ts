@@ -48,6 +48,12 @@ describe("command-line hints", () => {
     expect(result.stderr).toMatch(/put -- before the command: mcp-wiretap run \[options\] -- <command>/);
   });
 
+  it("the program's --version still works after a command (`start --version`)", async () => {
+    const result = await runCli(["start", "--version"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
   it("a port in use suggests --port 0 or another port", async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
