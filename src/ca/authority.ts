@@ -97,10 +97,11 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
   const { cert, privateKey } = parseCa(paths, certPem, keyPem);
   await ensureBundle(bundlePath, certPem, PUBLIC_FILE_MODE);
 
+  const validity = validityOf(cert);
   const info: CaInfo = {
     subject: cert.subject.split("\n").join(", "),
-    notBefore: cert.validFromDate.toISOString(),
-    notAfter: cert.validToDate.toISOString(),
+    notBefore: new Date(validity.notBefore).toISOString(),
+    notAfter: new Date(validity.notAfter).toISOString(),
     fingerprint256: cert.fingerprint256,
     certPath,
     keyPath,
@@ -112,9 +113,9 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
     bundlePath,
     certPem,
     created,
-    warning: validityWarning(cert, now(), paths),
-    notBefore: cert.validFromDate.getTime(),
-    notAfter: cert.validToDate.getTime(),
+    warning: validityWarning(validity, now(), paths),
+    notBefore: validity.notBefore,
+    notAfter: validity.notAfter,
     issuer: issuerIdentity(cert, privateKey),
     info: () => ({ ...info }),
   };
@@ -200,14 +201,25 @@ function parseCa(paths: CaPaths, certPem: string, keyPem: string): { cert: X509C
   return { cert, privateKey };
 }
 
-function validityWarning(cert: X509Certificate, now: number, paths: CaPaths): string | null {
+/**
+ * The certificate's validity in epoch milliseconds. `validFromDate`/`validToDate` exist from Node 22.10 on;
+ * before that only the OpenSSL strings (`validFrom`, "Nov 23 20:22:10 2026 GMT"), which Date parses.
+ */
+function validityOf(cert: X509Certificate): { notBefore: number; notAfter: number } {
+  const dates = cert as Partial<Pick<X509Certificate, "validFromDate" | "validToDate">>;
+  return {
+    notBefore: dates.validFromDate?.getTime() ?? Date.parse(cert.validFrom),
+    notAfter: dates.validToDate?.getTime() ?? Date.parse(cert.validTo),
+  };
+}
+
+function validityWarning(validity: { notBefore: number; notAfter: number }, now: number, paths: CaPaths): string | null {
   const { certPath } = paths;
-  const notBefore = cert.validFromDate.getTime();
-  const notAfter = cert.validToDate.getTime();
-  const until = cert.validToDate.toISOString();
+  const { notBefore, notAfter } = validity;
+  const until = new Date(notAfter).toISOString();
   if (now < notBefore) {
     return (
-      `The mcp-wiretap CA ${certPath} is not valid before ${cert.validFromDate.toISOString()}: ` +
+      `The mcp-wiretap CA ${certPath} is not valid before ${new Date(notBefore).toISOString()}: ` +
       `check this machine's clock.`
     );
   }

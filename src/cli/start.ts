@@ -20,6 +20,7 @@ import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
+import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
 import { UsageError } from "../util/usage-error.js";
@@ -57,6 +58,8 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
+  clientHint?: boolean;
 }
 
 /** Bounds on what the proxy remembers between messages. */
@@ -168,6 +171,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       insecure: opts.insecureUpstream,
       policy: `${policyFile} (${policyConfig.mode})`,
       reverse: reverseLines,
+      ...(opts.clientHint !== false && reverse.length === 0 ? { client: clientHint(address, ca, opts) } : {}),
     }),
   );
   let stopping: Promise<void> | null = null;
@@ -189,10 +193,12 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {
-  const proxy = await startProxy(opts);
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.once(signal, () => process.exit(130));
-    proxy.stop(signal).then(
+  // Listening for signals before the banner goes out: a script that stops the proxy as soon as it sees the
+  // banner must get a clean stop (and the stop record), not Node's default exit on SIGINT.
+  let proxy: RunningProxy | null = null;
+  let received: NodeJS.Signals | null = null;
+  const stop = (signal: NodeJS.Signals, running: RunningProxy): void => {
+    running.stop(signal).then(
       () => process.exit(0),
       (err) => {
         process.stderr.write(`mcp-wiretap: error while stopping: ${errorText(err)}\n`);
@@ -200,8 +206,21 @@ export async function startCommand(opts: StartOptions): Promise<void> {
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.once(signal, () => process.exit(130));
+    received ??= signal;
+    if (proxy) stop(signal, proxy);
+  };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  proxy = await startProxy(opts);
+  if (received) stop(received, proxy);
+}
+
+/** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
+function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
+  const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
+  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */

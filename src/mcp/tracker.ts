@@ -152,6 +152,9 @@ export class McpTracker {
       const id = cancelledRequestId(msg);
       // A cancellation travels the same way as the request it cancels.
       if (id !== undefined) request = this.correlator.cancel(ctx.server, ctx.scope, ctx.direction, id);
+    } else if (ctx.direction === "server_to_client") {
+      // Stateless revision: what a server announces on a `subscriptions/listen` stream answers that listen.
+      request = this.correlator.listenOf(ctx.server, ctx.scope, "client_to_server");
     }
     if (request) {
       event.related = { id: request.id, method: request.method, elapsedMs: now - request.startedAt };

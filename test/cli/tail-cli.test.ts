@@ -189,13 +189,23 @@ describe("mcp-wiretap tail (CLI)", () => {
     await cli.exited;
   });
 
+  it("--help explains the marks: DENY* (enforced) against DENY (logged only), FLAG, the arrows", async () => {
+    const help = await runCli(["tail", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^\s+DENY\*\s.*(enforced|blocked)/m);
+    expect(help.stdout).toMatch(/^\s+DENY\s.*(monitor|logged only|not enforced)/m);
+    expect(help.stdout).toMatch(/^\s+FLAG\s/m);
+    expect(help.stdout).toMatch(/^\s+→\s.*client/m);
+    expect(help.stdout).toMatch(/^\s+UNANSWERED\s/m);
+  });
+
   it("--follow waits for a file that does not exist yet", async () => {
     const file = path.join(dir, "later.ndjson");
     const cli = spawnCli(["tail", "-f", file], { env: PLAIN });
     running.push(cli);
     await waitUntil(() => /no such file yet; waiting/.test(cli.stderr()), { what: "the waiting notice" });
-    writeFileSync(file, "e1 finally\n");
-    await waitUntil(() => cli.stdout().includes("e1 finally"), { what: "the first line" });
+    writeFileSync(file, `${fixtureLines[0]}\n`);
+    await waitUntil(() => cli.stdout().includes("proxy 0.1.0 started"), { what: "the first line" });
     cli.kill();
     await cli.exited;
   });
