@@ -3,6 +3,7 @@ import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
 import { BatchWriter } from "./batch-writer.js";
+import { escapeLine } from "./escape-line.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -48,6 +49,8 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
+    // Once per line, before the audit chain hashes it: no raw control, bidi or invisible character is written.
+    hooks: { streamWrite: escapeLine },
   };
   if (opts.file) assertWritable(opts.file);
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
