@@ -107,7 +107,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
         log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
       },
-      session: (r) => log.info(sessionRecord(r)),
+      session: (r) => log.info(sessionRecord(r, payloadOptions)),
     },
     { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
   );
