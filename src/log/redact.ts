@@ -9,6 +9,6 @@
 export { isSecretMemberName, REDACTED } from "./redact/names.js";
 export { headerCredentials, redactHeaders } from "./redact/headers.js";
 export { maskAtPointers, redactBody } from "./redact/json-body.js";
-export { redactFormBody, redactUrlQuery, redactUserinfo } from "./redact/query.js";
+export { queryCredentials, redactFormBody, redactUrlQuery, redactUserinfo } from "./redact/query.js";
 export { redactText } from "./redact/text.js";
 export { longestFirst, MIN_SCRUBBED_CHARS, scrubValues } from "./redact/scrub.js";

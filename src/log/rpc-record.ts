@@ -15,7 +15,7 @@ const DEFAULT_PAYLOAD_OPTIONS: PayloadOptions = { payloads: DEFAULT_PAYLOAD_MODE
 const PAYLOAD_FIELD = { request: "params", notification: "params", response: "result", error: "error" } as const;
 
 /** The `event: "rpc"` record of one message (the contract is in docs/log-format.md). */
-export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unknown> {
+export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string>): Record<string, unknown> {
   const record: Record<string, unknown> = {
     event: "rpc",
     flow: e.flow,
@@ -54,10 +54,10 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
   if (raw !== undefined) {
     if (e.kind === "invalid" || e.kind === "unanswered") {
       // No detector scanned an invalid message: its secrets are found here.
-      record.message = payload(raw, opts, scanForSecrets(raw));
+      record.message = payload(raw, opts, scanForSecrets(raw), hidden);
     } else {
       const field = PAYLOAD_FIELD[e.kind];
-      if (field in raw) record[field] = payload(raw[field], opts, decidedScan(e, `/${field}`));
+      if (field in raw) record[field] = payload(raw[field], opts, decidedScan(e, `/${field}`), hidden);
     }
   }
   return record;
@@ -101,8 +101,8 @@ function sessionField(session: string | null, transport: string): string | null 
  * A payload as the record carries it: secret members redacted, detected secrets masked, then shaped. When
  * the scan stopped at its bounds, only a preview from the scanned start is written, in every mode but none.
  */
-function payload(value: unknown, opts: PayloadOptions, scan: SecretScan): unknown {
-  const clean = maskAtPointers(redactBody(value), scan.masks);
+function payload(value: unknown, opts: PayloadOptions, scan: SecretScan, hidden?: Set<string>): unknown {
+  const clean = maskAtPointers(redactBody(value, hidden), scan.masks);
   if (opts.payloads === "none") {
     const measure = measurePayload(clean);
     return measure ? { omitted: true, ...measure } : undefined;

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { defineMember } from "./members.js";
 import { isSecretHeaderName, REDACTED } from "./names.js";
-import { longestFirst, MIN_SCRUBBED_CHARS } from "./scrub.js";
+import { longestFirst, MIN_SCRUBBED_CHARS, MIN_SCRUBBED_COOKIE_CHARS } from "./scrub.js";
 import { redactUrlQuery } from "./query.js";
 
 const AUTHORIZATION_HEADERS: ReadonlySet<string> = new Set(["authorization", "proxy-authorization"]);
@@ -49,15 +49,15 @@ export function redactHeaders(headers: HeaderMap): Record<string, string | strin
 
 /**
  * The credential values a request carried in its headers: Authorization / Proxy-Authorization credentials
- * (without the scheme), cookie values, and the values of API-key and token headers. Servers echo them in
+ * (without the scheme), cookie values (from 8 characters), and the values of API-key and token headers. Servers echo them in
  * free text (`WWW-Authenticate: Bearer error_description="token 8xZ… expired"`, error pages) where no
  * pattern can recognise them; `scrubValues` removes them by value. Longest first.
  */
 export function headerCredentials(headers: HeaderMap): string[] {
   const found = new Set<string>();
-  const add = (value: string | undefined): void => {
+  const add = (value: string | undefined, min = MIN_SCRUBBED_CHARS): void => {
     const v = value?.trim();
-    if (v !== undefined && v.length >= MIN_SCRUBBED_CHARS) found.add(v);
+    if (v !== undefined && v.length >= min) found.add(v);
   };
   for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
     if (raw === undefined) continue;
@@ -76,7 +76,7 @@ export function headerCredentials(headers: HeaderMap): string[] {
           if (colon >= 0) add(decoded.slice(colon + 1));
         }
       } else if (lower === "cookie" || lower === "cookie2") {
-        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1));
+        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1), MIN_SCRUBBED_COOKIE_CHARS);
       } else if (!lower.startsWith("set-cookie")) {
         add(item);
       }
