@@ -18,7 +18,9 @@ import type { AddressInfo, Socket } from "node:net";
 import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PayloadMode } from "../../src/log/payload.js";
+import { ExchangeSecrets } from "../../src/log/exchange-secrets.js";
 import { headerCredentials, scrubValues } from "../../src/log/redact.js";
+import type { Exchange } from "../../src/proxy/exchange.js";
 import {
   closedPort,
   openTunnel,
@@ -598,4 +600,38 @@ describe("credentials removed by value", () => {
     });
     expect(record.a).toContain(secret); // not modified in place
   });
+
+  it("never lets a peer erase what identifies its message: method, tool, server, decision stay", () => {
+    const record = {
+      event: "rpc", flow: "f1", server: "mcp.example:443", method: "tools/call", tool: "deploy-production", id: "deploy-production",
+      decision: { action: "deny", rules: [{ name: "no-deploy", reason: "deploy-production is denied" }] },
+      params: { name: "deploy-production", note: "tools/call deploy-production" },
+    };
+    const out = scrubValues(record, ["deploy-production", "tools/call"]);
+    expect(out).toMatchObject({ method: "tools/call", tool: "deploy-production", id: "deploy-production", server: "mcp.example:443", decision: record.decision });
+    expect(out.params).toEqual({ name: "[redacted]", note: "[redacted] [redacted]" });
+    const unchanged = { event: "rpc", params: { a: "b" } };
+    expect(scrubValues(unchanged, ["nothing-here"])).toBe(unchanged); // nothing matched: no copy
+  });
+
+  it("keeps each exchange's credentials for its records, its session's, and records written after it ended", () => {
+    const secrets = new ExchangeSecrets();
+    const bearer = `canary-${rand()}`;
+    const member = `canary-${rand()}`;
+    const exchange = (id: string, headers: Record<string, string>, p = "/mcp") =>
+      ({ id, request: { method: "POST", path: p, httpVersion: "1.1", headers } }) as unknown as Exchange;
+    secrets.begin(exchange("flow-a", { authorization: `Bearer ${bearer}`, "mcp-session-id": "s-1" }, `/mcp?sig=${member}-q`));
+    secrets.add("flow-a", "s-1", [member]);
+    secrets.begin(exchange("flow-b", { "mcp-session-id": "s-1", authorization: "Bearer short" }));
+    const text = (r: Record<string, unknown>) => JSON.stringify(secrets.scrub(r));
+    expect(text({ flow: "flow-a", error: { message: `bad token ${bearer}, ${member}-q, ${member}` } })).not.toContain("canary-");
+    // Another exchange of the same session (an event stream) quoting them.
+    expect(text({ flow: "flow-b", session: "s-1", result: `${bearer} ${member}` })).not.toContain("canary-");
+    // Too short to remove by value ("short" is 5 characters), and other exchanges untouched.
+    expect(text({ flow: "flow-b", result: "Bearer short" })).toContain("short");
+    expect(text({ flow: "flow-c", result: bearer })).toContain(bearer);
+    secrets.end("flow-a");
+    expect(text({ flow: "flow-a", challenge: bearer })).not.toContain(bearer); // an auth record written after the end
+  });
 });
+
