@@ -34,27 +34,29 @@ function scrubString(text: string, secrets: readonly string[]): string {
 /** Every occurrence of the values, in any string at any depth; unchanged parts are shared, not copied. */
 function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === "string") return scrubString(value, secrets);
+  if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
-    value.forEach((item, i) => {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
       const clean = scrubDeep(item, secrets);
       if (clean !== item) (copy ??= value.slice())[i] = clean;
-    });
+    }
     return copy ?? value;
   }
-  if (isPlainObject(value)) {
-    let changed = false;
-    const entries = Object.entries(value).map(([k, member]) => {
-      const clean = scrubDeep(member, secrets);
-      if (clean !== member) changed = true;
-      return [k, clean] as const;
-    });
-    if (!changed) return value;
-    const copy: Record<string, unknown> = {};
-    for (const [k, member] of entries) defineMember(copy, k, member);
-    return copy;
+  if (!isPlainObject(value)) return value;
+  let copy: Record<string, unknown> | null = null;
+  for (const name of Object.keys(value)) {
+    const member = value[name];
+    const clean = scrubDeep(member, secrets);
+    if (clean === member) continue;
+    if (copy === null) {
+      copy = {};
+      for (const k of Object.keys(value)) defineMember(copy, k, value[k]);
+    }
+    defineMember(copy, name, clean);
   }
-  return value;
+  return copy ?? value;
 }
 
 /**
