@@ -2,7 +2,7 @@ import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerCredentials, longestFirst, queryCredentials, scrubValues } from "./redact.js";
 
 /** Ended exchanges whose credentials are still known: records written late (an `auth` record after its bodies are decoded). */
-const MAX_ENDED = 1_024;
+const MAX_ENDED = 10_000;
 /** Sessions whose credentials are known, and values kept for each. */
 const MAX_SESSIONS = 10_000;
 const MAX_VALUES_PER_SESSION = 16;

@@ -5,6 +5,7 @@ import { AuditChain } from "./audit-chain.js";
 import { BatchWriter } from "./batch-writer.js";
 import { escapeLine } from "./escape-line.js";
 import { ExchangeSecrets } from "./exchange-secrets.js";
+import { guardRecord } from "./record-guard.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -51,8 +52,8 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const options: pino.LoggerOptions = {
     base: undefined,
     timestamp: isoTime,
-    // Every record, whoever writes it, loses the credentials its exchange carried.
-    formatters: { level: (label) => ({ level: label }), log: (record) => secrets.scrub(record) },
+    // Every record, whoever writes it, loses the credentials its exchange carried and secret-shaped values.
+    formatters: { level: (label) => ({ level: label }), log: (record) => guardRecord(record, secrets) },
     messageKey: "msg",
     // Once per line, before the audit chain hashes it: no raw control, bidi or invisible character is written.
     hooks: { streamWrite: escapeLine },

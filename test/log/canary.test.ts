@@ -72,6 +72,8 @@ const C = {
   presigned: `canary-presigned-${rand()}`,
   /** A key under ordinary names: in the initialize answer (session record), an invalid message, a result */
   awsKey: `AKIA${randomBytes(8).toString("hex").toUpperCase()}`,
+  /** A token by its shape in an ordinary response header (`http` record) and an OAuth error text (`auth` record) */
+  shaped: `ghp_${randomBytes(18).toString("hex")}`,
 };
 
 /**
@@ -209,7 +211,7 @@ async function startUpstreams(): Promise<Upstreams> {
           const isJson = (req.headers["content-type"] ?? "").includes("json");
           const grant = isJson ? (JSON.parse(raw) as { grant_type?: string }).grant_type : new URLSearchParams(raw).get("grant_type");
           if (grant === "refresh_token") {
-            return sendJson(res, 400, { error: "invalid_grant", error_description: `refresh_token ${C.form} is revoked` });
+            return sendJson(res, 400, { error: "invalid_grant", error_description: `refresh_token ${C.form} is revoked; ask ${C.shaped}` });
           }
           return sendJson(res, 200, {
             access_token: C.tokenResponse,
@@ -231,7 +233,7 @@ async function startUpstreams(): Promise<Upstreams> {
             "www-authenticate": `Bearer error="invalid_token", error_description="token ${C.bearer} has expired"`,
           });
         default:
-          return sendJson(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true }, { "x-debug": `deployed by ${C.shaped}` });
       }
     });
   };

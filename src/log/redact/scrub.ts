@@ -19,7 +19,7 @@ export function longestFirst(secrets: Iterable<string>): string[] {
  * policy decided): a peer that sends `Authorization: Bearer tools/call` must not erase them from its own
  * records. Credentials do not belong there; payloads, headers, paths and error texts are scrubbed.
  */
-const IDENTITY_MEMBERS: ReadonlySet<string> = new Set([
+export const IDENTITY_MEMBERS: ReadonlySet<string> = new Set([
   "level", "time", "event", "flow", "tunnel", "phase", "mode", "transport", "server", "client", "session",
   "protocolVersion", "direction", "kind", "id", "method", "tool", "related", "decision", "argsHash", "progressToken",
   "sseEventId", "batch", "step",
