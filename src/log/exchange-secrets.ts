@@ -60,11 +60,10 @@ export class ExchangeSecrets {
   scrub<T extends Record<string, unknown>>(record: T): T {
     const flow = typeof record.flow === "string" ? record.flow : undefined;
     const session = typeof record.session === "string" ? record.session : undefined;
-    const fromFlow: Iterable<string> & { size?: number; length?: number } | undefined =
-      flow === undefined ? undefined : (this.live.get(flow) ?? this.ended.get(flow));
+    const fromFlow = flow === undefined ? undefined : (this.live.get(flow) ?? this.ended.get(flow));
     const fromSession = session === undefined ? undefined : this.sessions.get(session);
-    if (!(fromFlow?.size ?? fromFlow?.length) && !fromSession?.length) return record;
-    return scrubValues(record, longestFirst([...(fromFlow ?? []), ...(fromSession ?? [])]));
+    const values = [...(fromFlow ?? []), ...(fromSession ?? [])];
+    return values.length === 0 ? record : scrubValues(record, longestFirst(values));
   }
 
   private addToSession(session: string, values: readonly string[]): void {
