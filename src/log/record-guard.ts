@@ -1,5 +1,6 @@
 import { secretsScanner } from "../policy/detectors/secrets.js";
 import type { ExchangeSecrets } from "./exchange-secrets.js";
+import { defineMember } from "./redact/members.js";
 import { IDENTITY_MEMBERS } from "./redact/scrub.js";
 
 /** Records whose payloads were masked when they were built (from the policy's findings, or scanned there). */
@@ -20,7 +21,7 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
     if (IDENTITY_MEMBERS.has(name)) continue;
     const member = scrubbed[name];
     const masked = maskShaped(member, 0, name);
-    if (masked !== member) (copy ??= { ...scrubbed })[name] = masked;
+    if (masked !== member) defineMember((copy ??= { ...scrubbed }), name, masked);
   }
   return (copy ?? scrubbed) as T;
 }
@@ -49,8 +50,11 @@ function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
     const member = (value as Record<string, unknown>)[name];
     const clean = maskShaped(member, depth + 1, name);
     if (clean === member) continue;
-    if (copy === null) copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(value)) as Record<string, unknown>;
-    Object.defineProperty(copy, name, { value: clean, enumerable: true, writable: true, configurable: true });
+    if (copy === null) {
+      copy = {};
+      for (const k of Object.keys(value)) defineMember(copy, k, (value as Record<string, unknown>)[k]);
+    }
+    defineMember(copy, name, clean);
   }
   return copy ?? value;
 }
