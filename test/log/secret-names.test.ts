@@ -20,7 +20,7 @@ const SECRET_MEMBERS = [
   // OAuth and cloud names
   "refresh_token", "id_token", "client_secret", "code_verifier", "client_assertion", "private_key", "privateKey",
   "x-api-key", "X-API-KEY", "XAPIKey", "aws_secret_access_key", "secretAccessKey", "session_token", "sessionToken",
-  "authorization", "Authorization", "bearer_token", "jwt", "signature", "sig", "cookie", "session", "device_code",
+  "authorization", "Authorization", "bearer_token", "jwt", "cookie", "session", "device_code",
   "authorization_code", "encryption_key", "signingKey", "license_key", "subscriptionKey", "functions_key",
   "basic_auth", "x_auth", "client_credentials", "dbPassword", "passwordHash", "smtp_pass_phrase_secret",
 ];
@@ -34,6 +34,8 @@ const PLAIN_MEMBERS = [
   "idempotency_key", "cache_key", "name", "description", "message", "text", "uri", "mimeType", "oauth", "user_code",
   "client_id", "clientId", "grant_type", "scope", "state", "redirect_uri", "expires_in", "signature_method",
   "signatureAlgorithm", "session_timeout", "cookie_policy", "passwordless", "secretary",
+  // A code tool's function signature; signatures are credentials in URLs and headers only.
+  "signature", "sig",
 ];
 
 const SECRET_PARAMS = [

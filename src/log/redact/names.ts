@@ -16,9 +16,12 @@ const SECRET_WORDS: ReadonlySet<string> = new Set([
 
 /** The name's last word says what its value is: `auth_token`, `basic_auth`, `X-Amz-Signature`, `jwt`. */
 const SECRET_HEADS: ReadonlySet<string> = new Set([
-  "token", "auth", "authorization", "authentication", "signature", "sig", "jwt", "cookie", "session", "csrf",
-  "xsrf", "otp", "totp", "assertion", "verifier", "privatekey",
+  "token", "auth", "authorization", "authentication", "jwt", "cookie", "session", "csrf", "xsrf", "otp", "totp",
+  "assertion", "verifier", "privatekey",
 ]);
+
+/** A signature is a credential in a URL (`X-Amz-Signature`, `sig`); in JSON it is mostly code (`def f(x)`). */
+const URL_SIGNATURE_HEADS: ReadonlySet<string> = new Set(["signature", "sig"]);
 
 /** Tokens that are not credentials: `progressToken` (MCP), pagination tokens. */
 const PLAIN_TOKEN_QUALIFIERS: ReadonlySet<string> = new Set([
@@ -83,6 +86,7 @@ function classify(name: string, context: Context): boolean {
   const qualifiers = words.slice(0, -1);
   if (head === "token") return !qualifiers.some((q) => PLAIN_TOKEN_QUALIFIERS.has(q));
   if (SECRET_HEADS.has(head)) return true;
+  if (URL_SIGNATURE_HEADS.has(head)) return context === "param";
   // `key` and `code` alone: an API key and an OAuth code in a query or form, other things in JSON.
   if (head === "key") return qualifiers.length === 0 ? context === "param" : !qualifiers.some((q) => PLAIN_KEY_QUALIFIERS.has(q));
   if (head === "code") return qualifiers.length === 0 ? context === "param" : qualifiers.some((q) => SECRET_CODE_QUALIFIERS.has(q));
@@ -118,7 +122,7 @@ export function isSecretParamName(name: string): boolean {
 
 /** Header words that hide a value wherever they stand: headers are metadata, hiding one too many costs little. */
 const HEADER_WORDS: ReadonlySet<string> = new Set([
-  ...SECRET_WORDS, ...SECRET_HEADS, "key", "token", "dpop",
+  ...SECRET_WORDS, ...SECRET_HEADS, ...URL_SIGNATURE_HEADS, "key", "token", "dpop",
 ]);
 
 /** Headers that carry those words and no credential. */
