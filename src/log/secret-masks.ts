@@ -24,7 +24,7 @@ export const SCANNED_PREFIX_BYTES = 256 * 1024;
 const SECRETS: ReadonlySet<DetectorName> = new Set(["secrets"]);
 
 /** The secrets detector's findings under `field` (e.g. "/params") of a message, relative to that field. */
-export function scanOfFindings(findings: readonly Finding[] | readonly { path: string; type: string }[], field = ""): SecretScan {
+export function scanOfFindings(findings: readonly Pick<Finding, "path" | "type">[], field = ""): SecretScan {
   const masks: SecretMask[] = [];
   let complete = true;
   for (const f of findings) {
