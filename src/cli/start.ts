@@ -109,9 +109,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         e.decision = decision;
         settleEnforcement(e, decision, policyConfig.removeDeniedTools);
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";
-        log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
+        const hidden = new Set<string>();
+        const record = rpcRecord(e, payloadOptions, hidden);
+        // Secret members' values: removed by value from the exchange's (and session's) other records too.
+        sink.secrets.add(e.flow, (record.session as string | null) ?? null, hidden);
+        log[loud ? "warn" : "info"](record);
       },
-      session: (r) => log.info(sessionRecord(r)),
+      session: (r) => log.info(sessionRecord(r, payloadOptions)),
     },
     { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
   );
@@ -120,7 +124,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

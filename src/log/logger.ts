@@ -3,6 +3,9 @@ import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
 import { BatchWriter } from "./batch-writer.js";
+import { escapeLine } from "./escape-line.js";
+import { ExchangeSecrets } from "./exchange-secrets.js";
+import { guardRecord } from "./record-guard.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -13,6 +16,8 @@ export interface LogSink {
   /** Where records go, for the banner: a file path or "stdout". */
   target: string;
   health: LogHealth;
+  /** Credentials of each exchange, removed by value from its records (register `secrets.addon()`). */
+  secrets: ExchangeSecrets;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;
 }
@@ -43,11 +48,15 @@ const PRIVATE_FILE_MODE = 0o600;
  * MCP client that uses the proxy.
  */
 export function createLogSink(opts: LogFileOptions = {}): LogSink {
+  const secrets = new ExchangeSecrets();
   const options: pino.LoggerOptions = {
     base: undefined,
     timestamp: isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    // Every record, whoever writes it, loses the credentials its exchange carried and secret-shaped values.
+    formatters: { level: (label) => ({ level: label }), log: (record) => guardRecord(record, secrets) },
     messageKey: "msg",
+    // Once per line, before the audit chain hashes it: no raw control, bidi or invisible character is written.
+    hooks: { streamWrite: escapeLine },
   };
   if (opts.file) assertWritable(opts.file);
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
@@ -57,7 +66,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     : writerDestination(opts, target, health);
   const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
   const logger = pino(options, stream as pino.DestinationStream);
-  return { logger, target: base.describe, health, flush: base.flush };
+  return { logger, target: base.describe, health, secrets, flush: base.flush };
 }
 
 let stampedMs = -1;

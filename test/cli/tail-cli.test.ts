@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, assertBuilt, runCli, spawnCli, type SpawnedCli } from "../helpers/proxy-harness.js";
+import { UNSAFE_CHARS } from "../helpers/unsafe-chars.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "session.ndjson");
@@ -87,6 +88,21 @@ describe("mcp-wiretap tail (CLI)", () => {
     expect(out).toEqual(expected);
     for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
     expect(r.stdout.endsWith("\n")).toBe(true);
+  });
+
+  it("--json writes raw control, bidi and invisible characters of older logs as JSON escapes, same records", async () => {
+    // Characters a JSON text may hold raw (not C0, not a lone surrogate, which UTF-8 cannot carry).
+    const chars = UNSAFE_CHARS.filter((c) => c.charCodeAt(0) >= 0x20 && !/^\p{Cs}$/u.test(c));
+    const lines = chars.map((c, i) => `{"event":"rpc","kind":"request","id":${i},"method":"tools/call","tool":"x${c}y"}`);
+    const r = await runWithStdin(["tail", "--json"], lines.join("\n") + "\n");
+    expect(r.code).toBe(0);
+    const out = r.stdout.split("\n").filter((l) => l !== "");
+    expect(out).toHaveLength(chars.length);
+    out.forEach((line, i) => {
+      const c = chars[i]!;
+      for (let k = 0; k < c.length; k++) expect(line).not.toContain(c[k]);
+      expect(JSON.parse(line)).toEqual(JSON.parse(lines[i]!));
+    });
   });
 
   it("--json with --server, --session and --method; non-JSON lines are dropped there, shown dimmed otherwise", async () => {

@@ -4,6 +4,7 @@ import { useColor } from "./color.js";
 import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
 import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "./follow.js";
 import { TailFormatter } from "./formatter.js";
+import { escapeLine } from "../../log/escape-line.js";
 
 export interface TailOptions extends RecordFilters {
   follow?: boolean;
@@ -121,7 +122,8 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     formatter.observe(record);
     if (!matches(record)) return;
     if (o.json) {
-      write(line);
+      // Same record, with any raw control or bidi character written as a JSON escape (older logs have them).
+      write(escapeLine(line));
       return;
     }
     const text = formatter.format(record);
