@@ -1,8 +1,8 @@
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
-import { BatchWriter } from "./batch-writer.js";
+import { BatchWriter, type BatchWriterOptions } from "./batch-writer.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 
@@ -36,11 +36,10 @@ export class LogFileError extends UsageError {}
 
 /** Bound on records held in memory while the destination cannot keep up (or fails): past it they are dropped and counted. */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
-const PRIVATE_FILE_MODE = 0o600;
-
 /**
- * One NDJSON record per line (pino). Log files are created 0600: they describe the traffic of every
- * MCP client that uses the proxy.
+ * One NDJSON record per line (pino). Log files are created 0600 (new folders above them 0700): they describe
+ * the traffic of every MCP client that uses the proxy. An existing file is appended to only when it is a
+ * regular file of ours that nobody else can read; a symbolic link is refused (see util/private-file).
  */
 export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const options: pino.LoggerOptions = {
@@ -49,7 +48,6 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
   };
-  if (opts.file) assertWritable(opts.file);
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
   const base = opts.stream
@@ -73,11 +71,14 @@ function isoTime(): string {
 }
 
 /** A log file that cannot be opened is a configuration error: said at start, not discovered later. */
-function assertWritable(file: string): void {
+function openWriter(options: BatchWriterOptions): BatchWriter {
+  if (!("file" in options.target)) return new BatchWriter(options);
+  const { file } = options.target;
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
-    closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    return new BatchWriter(options);
   } catch (err) {
+    if (err instanceof UsageError) throw new LogFileError(err.message);
     throw new LogFileError(`--log-file ${file}: cannot write to it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
 }
@@ -85,7 +86,7 @@ function assertWritable(file: string): void {
 function writerDestination(opts: LogFileOptions, target: string, health: LogHealth) {
   const file = opts.file;
   const rotation = file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
-  const writer = new BatchWriter({
+  const writer = openWriter({
     target: file ? { file } : { fd: opts.fd ?? 1 },
     ...rotation,
     maxBufferedBytes: MAX_BUFFERED_BYTES,
