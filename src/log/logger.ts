@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
+import { prepareAuditChain } from "./audit-state.js";
 import { BatchWriter, type BatchWriterOptions } from "./batch-writer.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
@@ -27,8 +28,11 @@ export interface LogFileOptions {
   stream?: NodeJS.WritableStream;
   /** File descriptor when no file is given; default stdout. */
   fd?: number;
-  /** Chain every record to the one before it (`seq`, `prevHash`). */
-  auditChain?: boolean;
+  /**
+   * Chain and seal every record (`seq`, `prevHash`, `mac`), with the key and the state of the log kept in
+   * `dir` (see audit-state.ts).
+   */
+  auditChain?: { dir: string };
   onError?: OnLogError;
 }
 
@@ -50,12 +54,26 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
+  const audit = opts.auditChain ? prepareAuditChain(opts.auditChain.dir, opts.file && !opts.stream ? opts.file : null) : null;
+  let chain: AuditChain | null = null;
+  let saved = audit?.from?.seq ?? -1;
+  // After each write that left nothing queued: the newest record handed over is in the file.
+  const checkpoint = (): void => {
+    const last = chain?.last;
+    if (!audit?.state || !last || last.seq === saved) return;
+    saved = last.seq;
+    audit.state.save(last);
+  };
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
-    : writerDestination(opts, target, health);
-  const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
-  const logger = pino(options, stream as pino.DestinationStream);
-  return { logger, target: base.describe, health, flush: base.flush };
+    : writerDestination(opts, target, health, checkpoint);
+  if (audit) chain = new AuditChain(base.stream, audit.keys, audit.from);
+  const logger = pino(options, (chain ?? base.stream) as pino.DestinationStream);
+  const flush = async (): Promise<void> => {
+    await base.flush();
+    audit?.state?.close();
+  };
+  return { logger, target: base.describe, health, flush };
 }
 
 let stampedMs = -1;
@@ -83,7 +101,7 @@ function openWriter(options: BatchWriterOptions): BatchWriter {
   }
 }
 
-function writerDestination(opts: LogFileOptions, target: string, health: LogHealth) {
+function writerDestination(opts: LogFileOptions, target: string, health: LogHealth, onWritten: () => void) {
   const file = opts.file;
   const rotation = file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
   const writer = openWriter({
@@ -91,6 +109,7 @@ function writerDestination(opts: LogFileOptions, target: string, health: LogHeal
     ...rotation,
     maxBufferedBytes: MAX_BUFFERED_BYTES,
     health,
+    onWritten,
   });
   const describe = rotation ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)` : target;
   return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close() };

@@ -98,6 +98,11 @@ export function openPrivateAppend(file: string, what: string): number {
   return openChecked(file, APPEND, what);
 }
 
+/** Opens `file` for writing in place (not appending), with the same rules as openPrivateAppend. */
+export function openPrivateWrite(file: string, what: string): number {
+  return openChecked(file, constants.O_WRONLY | constants.O_CREAT | O_NOFOLLOW, what, { allowDevices: false });
+}
+
 /** Creates `file` (0600) for appending; fails with EEXIST if anything, a link included, is already there. */
 export function createPrivateFile(file: string): number {
   return openSync(file, APPEND | constants.O_EXCL, PRIVATE_FILE_MODE);
