@@ -119,6 +119,55 @@ describe("--audit-chain and verify-log", () => {
   });
 });
 
+describe.runIf(process.platform !== "win32")("the audit key's folder", () => {
+  it("--audit-dir keeps the key and state out of the CA folder (for a read-only one), and verify-log finds them there", async () => {
+    const ca = path.join(dir, "ca-kept-clean");
+    const audit = path.join(dir, "elsewhere", "audit");
+    expect((await runCli(["ca", "path", "--ca-dir", ca])).code).toBe(0);
+    const before = (await readdir(ca)).sort();
+    const log = path.join(dir, "audit-dir.ndjson");
+    const cli = spawnCli(["start", "--port", "0", "--ca-dir", ca, "--audit-dir", audit, "--log-file", log, "--audit-chain", "--upstream-ca", testCaFile()]);
+    await cli.waitForStderr(/listening on/, 15_000);
+    cli.child.kill("SIGTERM");
+    expect((await cli.exited).code).toBe(0);
+    expect((await readdir(ca)).sort()).toEqual(before);
+    expect((await stat(path.join(audit, "audit.key"))).mode & 0o777).toBe(0o600);
+    expect((await stat(audit)).mode & 0o777).toBe(0o700);
+    const ok = await runCli(["verify-log", "--audit-dir", audit, log]);
+    expect(ok.code).toBe(0);
+  });
+
+  it.runIf(process.getuid?.() !== 0)("a read-only CA folder without --audit-dir: refused with the way out", async () => {
+    const ca = path.join(dir, "ca-read-only");
+    expect((await runCli(["ca", "path", "--ca-dir", ca])).code).toBe(0);
+    await chmod(ca, 0o500);
+    try {
+      const result = await runCli(["start", "--port", "0", "--ca-dir", ca, "--log-file", path.join(dir, "ro.ndjson"), "--audit-chain"]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/cannot be created \(EACCES\)\. If the CA folder is read-only, give a private, writable folder with --audit-dir/);
+    } finally {
+      await chmod(ca, 0o700);
+    }
+  });
+
+  it("an audit key others can read is refused: records sealed with it could have been forged by anyone who read it", async () => {
+    const audit = path.join(dir, "loose-audit");
+    const log = path.join(dir, "loose.ndjson");
+    const first = spawnCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--audit-dir", audit, "--log-file", log, "--audit-chain"]);
+    await first.waitForStderr(/listening on/, 15_000);
+    first.child.kill("SIGTERM");
+    expect((await first.exited).code).toBe(0);
+    await chmod(path.join(audit, "audit.key"), 0o644);
+    const result = await runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--audit-dir", audit, "--log-file", log, "--audit-chain"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`The audit key ${path.join(audit, "audit.key")} has mode 0644: other users can read it.`);
+    expect(result.stderr).toMatch(/must be replaced: move it away/);
+    const verify = await runCli(["verify-log", "--audit-dir", audit, log]);
+    expect(verify.code).toBe(2);
+    expect((await stat(path.join(audit, "audit.key"))).mode & 0o777).toBe(0o644);
+  });
+});
+
 describe.runIf(process.platform !== "win32")("files of other users: refused at start (exit 2), nothing changed", () => {
   it("--log-file that is a symbolic link", async () => {
     const target = path.join(dir, "their.log");
