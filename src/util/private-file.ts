@@ -16,7 +16,7 @@
  * File modes and owners mean little on Windows: the checks are skipped there.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { link, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { UsageError } from "./usage-error.js";
@@ -214,6 +214,23 @@ export async function writeFileAtomic(file: string, data: string, mode = PRIVATE
     return placed;
   } finally {
     await unlink(temp).catch(() => undefined); // after link() or a failure; already gone after rename()
+  }
+}
+
+/** writeFileAtomic without `exclusive`, for synchronous callers (a store rewritten while a message waits). */
+export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_FILE_MODE): void {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const fd = openSync(temp, "wx", mode);
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } finally {
+    rmSync(temp, { force: true }); // after a failure; already gone after renameSync()
   }
 }
 
