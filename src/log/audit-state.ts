@@ -178,7 +178,7 @@ export function prepareAuditChain(dir: string, logFile: string | null): { keys: 
   const previous = readChainState(statePath, keys);
   if (previous && "problem" in previous) {
     throw new AuditSetupError(
-      `${previous.problem}. Check the log with \`mcp-wiretap verify-log\`; to start a new chain, move ${shellQuote(statePath)} away.`,
+      `${sentence(previous.problem)} Check the log with \`mcp-wiretap verify-log\`; to start a new chain, move ${shellQuote(statePath)} away.`,
     );
   }
   const from = previous && previous.state.log === log ? { seq: previous.state.seq, hash: previous.state.hash } : null;
@@ -188,4 +188,10 @@ export function prepareAuditChain(dir: string, logFile: string | null): { keys: 
     if (error instanceof UsageError) throw new AuditSetupError(error.message);
     throw error;
   }
+}
+
+/** "the audit state … (…)" → "The audit state … (…)." */
+function sentence(text: string): string {
+  const trimmed = text.replace(/\.$/, "");
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`;
 }

@@ -160,7 +160,7 @@ function compareWithState(
   }
   const end = { file: last?.file ?? newest.name, line: last?.line ?? 0, seq: last?.seq ?? null };
   if ("problem" in found) {
-    problems.push({ file: found.file, line: 1, seq: null, problem: `${found.problem}: it cannot say where the log ends` });
+    problems.push({ file: found.file, line: 1, seq: null, problem: `${found.problem.replace(/\.$/, "")}: it cannot say where the log ends` });
     return "differs";
   }
   const { state } = found;

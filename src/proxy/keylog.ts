@@ -10,7 +10,7 @@ export class KeyLog {
   private readonly stream: WriteStream;
 
   constructor(readonly file: string) {
-    this.stream = createWriteStream(file, { fd: openPrivateAppend(file, "--keylog file") });
+    this.stream = createWriteStream(file, { fd: openPrivateAppend(file, "The key-log file (--keylog, or $SSLKEYLOGFILE)") });
     this.stream.on("error", () => {
       // A key log that cannot be written must not take the proxy down; the start record names the file.
     });

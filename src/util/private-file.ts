@@ -10,6 +10,7 @@
  * - an existing file is used only if it is a regular file of our own user that nobody else can read or
  *   write; otherwise we refuse with what is wrong and what to do. We never chmod a file or folder we did not
  *   create: its looser mode may have been on purpose, and what it held may already have been read;
+ * - a character device (/dev/null) is taken as it is; a FIFO is held to the rules of a file;
  * - an existing folder must be ours and not writable by others (a shared 1777 folder is refused); one
  *   that others can only list (0755) is accepted as it is, since every file in it is 0600 by itself.
  *
@@ -25,7 +26,9 @@ export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;
 const posix = process.platform !== "win32";
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW;
+// O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader, for ever if it was planted;
+// with it the open fails (ENXIO) instead. It changes nothing for regular files; writers handle EAGAIN.
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW | (constants.O_NONBLOCK ?? 0);
 
 /** A private file or folder that cannot be used as it is; the message says why and what to do. */
 export class PrivateFileError extends UsageError {
@@ -47,10 +50,11 @@ export type FileProblem =
  * read it (a key, a log); otherwise they may read but not write it (a certificate).
  */
 export function privacyProblem(info: Stats, opts: { folder?: boolean; secret?: boolean; allowDevices?: boolean } = {}): FileProblem | null {
-  if (opts.folder ? !info.isDirectory() : !info.isFile()) {
-    if (!opts.folder && opts.allowDevices && (info.isCharacterDevice() || info.isFIFO() || info.isSocket())) return null;
-    return { kind: opts.folder ? "not_folder" : "not_regular" };
-  }
+  // Only root makes device nodes, so /dev/null or /dev/full are safe whoever owns them; a FIFO or a socket
+  // can be planted by anyone and is held to the rules of a file (a reader at the other end gets everything).
+  if (!opts.folder && opts.allowDevices && info.isCharacterDevice()) return null;
+  const pipe = !opts.folder && opts.allowDevices && (info.isFIFO() || info.isSocket());
+  if (opts.folder ? !info.isDirectory() : !info.isFile() && !pipe) return { kind: opts.folder ? "not_folder" : "not_regular" };
   if (!posix) return null;
   const me = process.getuid?.();
   if (me !== undefined && info.uid !== me) return { kind: "other_owner", uid: info.uid };

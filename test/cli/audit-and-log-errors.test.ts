@@ -186,7 +186,7 @@ describe.runIf(process.platform !== "win32")("files of other users: refused at s
     await chmod(keys, 0o644);
     const result = await runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--keylog", keys]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`--keylog file ${keys} has mode 0644: other users can read it. If nobody else should have, run \`chmod 600 ${keys}\``);
+    expect(result.stderr).toContain(`The key-log file (--keylog, or $SSLKEYLOGFILE) ${keys} has mode 0644: other users can read it. If nobody else should have, run \`chmod 600 ${keys}\``);
     expect((await stat(keys)).mode & 0o777).toBe(0o644);
   });
 

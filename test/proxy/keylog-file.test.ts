@@ -30,7 +30,7 @@ describe("--keylog file", () => {
     await writeFile(file, "old\n");
     await chmod(file, 0o644);
     expect(() => new KeyLog(file)).toThrow(UsageError);
-    expect(() => new KeyLog(file)).toThrow(`--keylog file ${file} has mode 0644: other users can read it. If nobody else should have, run \`chmod 600 ${file}\``);
+    expect(() => new KeyLog(file)).toThrow(`The key-log file (--keylog, or $SSLKEYLOGFILE) ${file} has mode 0644: other users can read it. If nobody else should have, run \`chmod 600 ${file}\``);
     expect((await stat(file)).mode & 0o777).toBe(0o644);
     expect(await readFile(file, "utf8")).toBe("old\n");
   });
@@ -40,7 +40,7 @@ describe("--keylog file", () => {
     await writeFile(target, "", { mode: 0o600 });
     const file = path.join(dir, "keys.log");
     await symlink(target, file);
-    expect(() => new KeyLog(file)).toThrow(/--keylog file .*keys\.log is a symbolic link/);
+    expect(() => new KeyLog(file)).toThrow(/The key-log file \(--keylog, or \$SSLKEYLOGFILE\) .*keys\.log is a symbolic link/);
     expect(await readFile(target, "utf8")).toBe("");
   });
 });

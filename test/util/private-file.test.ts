@@ -42,3 +42,20 @@ describe.runIf(process.platform !== "win32")("private files", () => {
     closeSync(openPrivateAppend("/dev/null", "--log-file"));
   });
 });
+
+describe.runIf(process.platform !== "win32")("a FIFO at a log path", () => {
+  it("is held to the rules of a file: one others can read is refused (a reader at its other end would get every record)", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const fifo = path.join(dir, "fifo");
+    execFileSync("mkfifo", ["-m", "0644", fifo]);
+    // Without a reader the open fails at once instead of waiting for one.
+    expect(() => openPrivateAppend(fifo, "--log-file")).toThrow(expect.objectContaining({ code: "ENXIO" }));
+    const { openSync, constants } = await import("node:fs");
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      expect(() => openPrivateAppend(fifo, "--log-file")).toThrow(`--log-file ${fifo} has mode 0644`);
+    } finally {
+      closeSync(reader);
+    }
+  });
+});
