@@ -11,7 +11,7 @@
  *   proxy was down shows too, at the seam.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../util/usage-error.js";
 import {
@@ -23,7 +23,7 @@ import {
   readPrivateFile,
   shellQuote,
 } from "../util/private-file.js";
-import { deriveAuditKeys, macOf, seal, unseal, type AuditKeys, type ChainPosition } from "./audit-chain.js";
+import { deriveAuditKeys, lineHash, macOf, seal, unseal, type AuditKeys, type ChainPosition } from "./audit-chain.js";
 
 export const AUDIT_KEY_FILE = "audit.key";
 
@@ -181,7 +181,11 @@ export function prepareAuditChain(dir: string, logFile: string | null): { keys: 
       `${sentence(previous.problem)} Check the log with \`mcp-wiretap verify-log\`; to start a new chain, move ${shellQuote(statePath)} away.`,
     );
   }
-  const from = previous && previous.state.log === log ? { seq: previous.state.seq, hash: previous.state.hash } : null;
+  let from = previous && previous.state.log === log ? { seq: previous.state.seq, hash: previous.state.hash } : null;
+  // Records written after the last checkpoint (the proxy was killed between the two): go on after them
+  // rather than number the next records again. Only a record sealed with our key is taken.
+  const tail = sealedLastRecord(log, keys);
+  if (tail && from && tail.seq > from.seq) from = tail;
   try {
     return { keys, from, state: new ChainStateWriter(statePath, log, keys) };
   } catch (error) {
@@ -194,4 +198,36 @@ export function prepareAuditChain(dir: string, logFile: string | null): { keys: 
 function sentence(text: string): string {
   const trimmed = text.replace(/\.$/, "");
   return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`;
+}
+
+/** Largest last line read back at start; past it the chain goes on from the state alone. */
+const MAX_TAIL_BYTES = 64 * 1024 * 1024;
+
+/** The position of the log's last line, if it is a whole record sealed with `keys`. */
+function sealedLastRecord(log: string, keys: AuditKeys): ChainPosition | null {
+  let fd: number;
+  try {
+    fd = openSync(log, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size === 0) return null;
+    const length = Math.min(stats.size, MAX_TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, stats.size - length);
+    if (tail[length - 1] !== 0x0a) return null; // cut mid-record
+    const start = tail.lastIndexOf(0x0a, length - 2) + 1;
+    if (start === 0 && length < stats.size) return null;
+    const line = tail.subarray(start, length - 1).toString("utf8");
+    const sealed = unseal(line);
+    if (!sealed || !sameMac(sealed.mac, macOf(sealed.unsealed, keys.records))) return null;
+    const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+    return typeof seq === "number" ? { seq, hash: lineHash(line) } : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }

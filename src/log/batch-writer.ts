@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { createPrivateFile, existsNoFollow, openPrivateAppend } from "../util/private-file.js";
 import type { LogHealth } from "./log-health.js";
 
@@ -57,7 +57,10 @@ export class BatchWriter {
   constructor(private readonly options: BatchWriterOptions) {
     const { target } = options;
     this.fd = "file" in target ? openPrivateAppend(target.file, "--log-file") : target.fd;
-    if ("file" in target) this.size = fstatSync(this.fd).size;
+    if ("file" in target) {
+      this.size = fstatSync(this.fd).size;
+      this.torn = endsMidLine(target.file, this.fd, this.size); // an earlier run cut off mid-record: start on a new line
+    }
     liveWriters.add(this);
     if (!exitHooked) {
       exitHooked = true;
@@ -165,6 +168,27 @@ export class BatchWriter {
       this.options.health.rotationFailed(err as Error);
     }
   }
+}
+
+/** Read through a second descriptor (ours is write-only), checked to be the same file. */
+function endsMidLine(file: string, fd: number, size: number): boolean {
+  if (size === 0 || !fstatSync(fd).isFile()) return false;
+  let reader: number | null = null;
+  try {
+    reader = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    const last = Buffer.alloc(1);
+    return sameInode(reader, fd) && readSync(reader, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+  } catch {
+    return false;
+  } finally {
+    if (reader !== null) closeQuietly(reader);
+  }
+}
+
+function sameInode(a: number, b: number): boolean {
+  const x = fstatSync(a);
+  const y = fstatSync(b);
+  return x.dev === y.dev && x.ino === y.ino;
 }
 
 /** True when `file` is the very file (device and inode) that `fd` writes to. */

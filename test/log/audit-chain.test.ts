@@ -153,6 +153,23 @@ describe("audit chain written by the log sink, with its key and state beside the
     expect(older.problems.at(-1)!.problem).toMatch(new RegExp(`missing file: the audit state says the chain goes on to seq 60 in ${rotated.replace(/[.]/g, "[.]")}`));
   });
 
+  it("a restart after records were written but not yet checkpointed (the proxy killed in between) goes on after them", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-audit-"));
+    const auditDir = path.join(dir, "audit");
+    const file = path.join(dir, "log.ndjson");
+    await run(file, auditDir, 3);
+    const k = readAuditKey(auditDir)!;
+    const read = readChainState(statePathFor(auditDir, file), k);
+    expect(read && "state" in read ? read.state.seq : null).toBe(3);
+    const unsaved: string[] = [];
+    const chain = new AuditChain({ write: (line: string) => unsaved.push(line) }, k, read && "state" in read ? read.state : null);
+    for (let i = 0; i < 3; i++) chain.write(`${JSON.stringify({ level: "info", event: "rpc", unsaved: i })}\n`);
+    await writeFile(file, unsaved.join(""), { flag: "a" });
+    await run(file, auditDir, 2);
+    const report = await verifyFiles([file], auditDir);
+    expect(report).toMatchObject({ records: 10, problems: [], state: "matched", authenticated: true });
+  });
+
   it("truncation: a log cut after a record is caught by the state, with or without a forged stop after it", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-audit-"));
     const auditDir = path.join(dir, "audit");

@@ -99,6 +99,18 @@ describe.runIf(process.platform !== "win32")("an existing --log-file", () => {
     expect((await stat(target)).mode & 0o777).toBe(0o600);
   });
 
+  it("left cut off mid-record by an earlier run: the next records start on a line of their own", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const file = path.join(dir, "log.ndjson");
+    await writeFile(file, '{"event":"old"}\n{"level":"info","ev', { mode: 0o600 });
+    const sink = createLogSink({ file });
+    sink.logger.info({ event: "start" });
+    await sink.flush();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    expect(lines[1]).toBe('{"level":"info","ev');
+    expect(JSON.parse(lines[2]!)).toMatchObject({ event: "start" });
+  });
+
   it("is created 0600 in new folders made 0700", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
     const file = path.join(dir, "logs", "today", "log.ndjson");
