@@ -6,18 +6,20 @@
  *   ca.info();                                   // for `mcp-wiretap ca show`
  *   const leaves = await LeafIssuer.create(ca);  // see leaf-issuer.ts
  *
- * Files: ca.pem (0644), ca-key.pem (PKCS#8, 0600), bundle.pem (system roots + ca.pem, 0644), folder 0700.
+ * Files: ca.pem (0644), ca-key.pem (PKCS#8, 0600), bundle.pem (system roots + ca.pem, 0644), folder 0700
+ * when created here (an existing folder must be ours and not writable by others; see permissions.ts).
  * An existing CA is never replaced behind the user's back: they may have installed it in trust stores, so
  * a half, broken or mismatched pair is an error that names the files, and an old CA only gives a warning.
+ * A key that others could read is refused: it may have been copied, so the way out is a new CA.
  */
 import { X509Certificate, createPrivateKey, generateKeyPair, type KeyObject } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
-import { ensureBundle, readIfExists, writeFileAtomic } from "./ca-files.js";
+import { ensureBundle, writeFileAtomic } from "./ca-files.js";
 import { CaError, startOverAdvice } from "./errors.js";
-import { PRIVATE_FILE_MODE, ensurePrivateDir, ensurePrivateKeyFile } from "./permissions.js";
+import { PRIVATE_FILE_MODE, ensureCaDir, readCaFile } from "./permissions.js";
 import { createCaCertificate, issuerIdentity, type IssuerIdentity } from "./x509-native.js";
 
 export { CaError } from "./errors.js";
@@ -73,9 +75,9 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
   const bundlePath = path.join(absoluteDir, "bundle.pem");
   const paths = { certPath, keyPath };
 
-  await ensurePrivateDir(absoluteDir);
-  let certPem = await readIfExists(certPath);
-  let keyPem = await readIfExists(keyPath);
+  ensureCaDir(absoluteDir);
+  let keyPem = readCaFile(keyPath, "key", paths);
+  let certPem = readCaFile(certPath, "certificate", paths);
   let created = false;
 
   if (certPem === null && keyPem === null) {
@@ -93,7 +95,6 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
     );
   }
 
-  await ensurePrivateKeyFile(keyPath);
   const { cert, privateKey } = parseCa(paths, certPem, keyPem);
   await ensureBundle(bundlePath, certPem, PUBLIC_FILE_MODE);
 
@@ -163,11 +164,11 @@ async function placeNewCa(paths: CaPaths, fresh: CaPems): Promise<boolean> {
 /** Another process placed its key first: its certificate follows within milliseconds. */
 async function waitForOtherProcess(paths: CaPaths): Promise<{ certPem: string | null; keyPem: string | null }> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const certPem = await readIfExists(paths.certPath);
-    if (certPem !== null) return { certPem, keyPem: await readIfExists(paths.keyPath) };
+    const certPem = readCaFile(paths.certPath, "certificate", paths);
+    if (certPem !== null) return { certPem, keyPem: readCaFile(paths.keyPath, "key", paths) };
     await sleep(50);
   }
-  return { certPem: null, keyPem: await readIfExists(paths.keyPath) };
+  return { certPem: null, keyPem: readCaFile(paths.keyPath, "key", paths) };
 }
 
 function parseCa(paths: CaPaths, certPem: string, keyPem: string): { cert: X509Certificate; privateKey: KeyObject } {

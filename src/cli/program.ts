@@ -56,9 +56,16 @@ export function buildProgram(): Command {
   program
     .command("verify-log")
     .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
-    .description("find edited, removed or reordered records in an audit-chained log")
+    .description(
+      "find edited, forged, removed or reordered records and a cut end in an audit-chained log; " +
+        "exit 0 intact, 1 problems found, 2 a file cannot be read, 3 no audit key (only unkeyed hashes checked)",
+    )
+    .addOption(caDirOption())
+    .option("--audit-dir <dir>", "folder of the audit key and states (default: audit/ in the CA folder)")
     .option("--json", "as JSON")
-    .action(async (files: string[], o: { json?: boolean }) => (await import("./verify-log.js")).verifyLogCommand(files, o));
+    .action(async (files: string[], o: { json?: boolean; caDir: string; auditDir?: string }) =>
+      (await import("./verify-log.js")).verifyLogCommand(files, o),
+    );
 
   const pins = program.command("pins").description("the tool-pinning store (trust on first use)");
   pins

@@ -20,7 +20,8 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
     .addOption(new Option("--log-max-size <size>", "rotate the log file past this size (e.g. 100M); 0 never").default(100 * 1024 * 1024, "100M").argParser(parseSizeOrZero))
     .addOption(new Option("--log-keep <n>", "rotated log files kept").default(5).argParser(parsePositiveInt))
-    .option("--audit-chain", "chain every record to the previous one (seq, prevHash) so edits show; check with verify-log", false)
+    .option("--audit-chain", "chain and seal every record (seq, prevHash, mac) so edits, forgeries and cuts show; check with verify-log", false)
+    .option("--audit-dir <dir>", "folder of the --audit-chain key and state (default: audit/ in the CA folder)")
     .addOption(new Option("--on-log-error <what>", "when records cannot be written: pass traffic (loud error) or block it").choices(["pass", "block"]).default("pass"))
     .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
@@ -75,6 +76,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     logMaxSize: o.logMaxSize as number,
     logKeep: o.logKeep as number,
     auditChain: o.auditChain as boolean,
+    ...(o.auditDir ? { auditDir: o.auditDir as string } : {}),
     onLogError: o.onLogError as "pass" | "block",
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };

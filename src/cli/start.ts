@@ -49,8 +49,10 @@ export interface StartOptions {
   logFd?: number;
   /** NSS key-log file for both TLS legs. */
   keylog?: string;
-  /** Every record carries `seq` and the hash of the one before (`mcp-wiretap verify-log`). */
+  /** Every record carries `seq`, the hash of the one before and a MAC (`mcp-wiretap verify-log`). */
   auditChain?: boolean;
+  /** Folder of the audit key and state; default `audit/` in the CA folder. */
+  auditDir?: string;
   /** When records cannot be written: keep passing traffic (default) or refuse it. */
   onLogError?: OnLogError;
   /** How long a new upstream connection may take, TCP connect and TLS handshake (default 30 s). */
@@ -92,7 +94,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.logMaxSize ? { maxSize: opts.logMaxSize } : {}),
     ...(opts.logKeep ? { keep: opts.logKeep } : {}),
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
-    auditChain: opts.auditChain ?? false,
+    ...(opts.auditChain ? { auditChain: { dir: path.resolve(opts.auditDir ?? path.join(ca.dir, "audit")) } } : {}),
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;

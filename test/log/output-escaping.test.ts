@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { verifyChain } from "../../src/log/audit-chain.js";
+import { verifyChain } from "../../src/log/audit-verify.js";
 import { escapeLine, visibleText } from "../../src/log/escape-line.js";
 import { createLogSink } from "../../src/log/logger.js";
 import { UNSAFE_CHARS } from "../helpers/unsafe-chars.js";
@@ -25,7 +25,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 describe("log lines carry no raw control, bidi or invisible character", () => {
   it.each([false, true])("each one round-trips through the log file and is escaped in its bytes (audit chain %s)", async (auditChain) => {
     const file = path.join(dir, "log.ndjson");
-    const sink = createLogSink({ file, auditChain });
+    const sink = createLogSink({ file, ...(auditChain ? { auditChain: { dir: path.join(dir, "audit") } } : {}) });
     const values = UNSAFE_CHARS.map((c) => ({
       short: `a${c}b`,
       long: `${"x".repeat(150)}${c}y`,
@@ -48,7 +48,7 @@ describe("log lines carry no raw control, bidi or invisible character", () => {
       expect(back.long).toBe(values[i]!.long);
       expect(back.nested).toEqual(values[i]!.nested);
     });
-    if (auditChain) expect(verifyChain([{ name: "log", text }]).problems).toEqual([]);
+    if (auditChain) expect(verifyChain([{ name: "log", text }], { keys: null }).problems).toEqual([]);
   });
 
   it("keeps lines without such characters byte for byte, and ordinary text (accents, CJK, emoji) raw", () => {

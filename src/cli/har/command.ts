@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { writeFileAtomic } from "../../util/private-file.js";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
 import { addFilterOptions, parseRecord } from "../tail/command.js";
@@ -54,7 +54,9 @@ export async function exportCommand(
     io.stdout.write(text);
   } else {
     try {
-      await writeFile(o.har, text, { mode: 0o600 });
+      // A new 0600 file renamed into place: a link at the path is replaced, never written through, and an
+      // older export that others could read is not reused with its mode.
+      await writeFileAtomic(o.har, text);
     } catch (err) {
       io.stderr.write(`mcp-wiretap: cannot write ${o.har}: ${(err as Error).message}\n`);
       return 1;
