@@ -4,15 +4,9 @@ import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../log/http-record.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
-import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
+import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
-import { McpTracker } from "../mcp/tracker.js";
-import { createPolicy } from "../policy/create-policy.js";
-import { settleEnforcement } from "../policy/enforcement.js";
-import { loadPolicyFile } from "../policy/load-config.js";
-import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
@@ -21,7 +15,8 @@ import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
-import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
+import { VERSION } from "./package-info.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import { UsageError } from "../util/usage-error.js";
 
 export interface StartOptions {
@@ -59,10 +54,6 @@ export interface StartOptions {
   handshakeTimeoutMs?: number;
 }
 
-/** Bounds on what the proxy remembers between messages. */
-const MAX_PENDING_REQUESTS = 10_000;
-const MAX_SESSIONS = 10_000;
-
 export class StartError extends UsageError {}
 
 export interface RunningProxy {
@@ -77,10 +68,8 @@ export interface RunningProxy {
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
   const reverse = parseReverse(opts);
-  const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
-  const policyConfig = loadPolicyFile(policyFile);
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir));
   const ca = await loadOrCreateCa(opts.caDir);
-  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")) });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
@@ -97,20 +86,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const payloadOptions = { payloads: opts.payloads ?? DEFAULT_PAYLOAD_MODE, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        const decision = policy.judge(e);
-        e.decision = decision;
-        settleEnforcement(e, decision, policyConfig.removeDeniedTools);
-        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";
-        log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
-      },
-      session: (r) => log.info(sessionRecord(r)),
-    },
-    { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
-  );
+  const tracker = createTracker(policy, policyConfig, log, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,

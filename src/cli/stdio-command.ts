@@ -1,0 +1,143 @@
+import { closeSync } from "node:fs";
+import path from "node:path";
+import { Option, type Command } from "commander";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import type { OnLogError } from "../log/log-health.js";
+import { createLogSink, type LogSink } from "../log/logger.js";
+import type { PayloadMode } from "../log/payload.js";
+import { redactText } from "../log/redact.js";
+import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
+import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { StderrRecorder } from "../stdio/stderr-recorder.js";
+import { StdioTap } from "../stdio/stdio-tap.js";
+import { UsageError } from "../util/usage-error.js";
+import { VERSION } from "./package-info.js";
+import { addLogOptions, addPayloadOptions, caDirOption } from "./proxy-options.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+
+const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+export interface StdioOptions {
+  name?: string;
+  caDir: string;
+  config?: string;
+  logFile?: string;
+  logMaxSize?: number;
+  logKeep?: number;
+  auditChain?: boolean;
+  onLogError?: OnLogError;
+  payloads?: PayloadMode;
+  maxPayloadBytes?: number;
+  maxInspectBytes?: number;
+}
+
+export function registerStdioCommand(program: Command): Command {
+  const cmd = program
+    .command("stdio")
+    .description("run a stdio MCP server and record every message between it and the client that launched this")
+    .argument("<command...>", "the server's command and its arguments; put -- before it")
+    .usage("[options] -- <command> [args...]")
+    .addOption(new Option("--name <label>", "the server's name in records (server: stdio:LABEL); default: the command's base name"))
+    .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
+    .addOption(caDirOption());
+  addLogOptions(cmd);
+  addPayloadOptions(cmd);
+  const logFile = cmd.options.find((opt) => opt.long === "--log-file");
+  const caDir = cmd.options.find((opt) => opt.long === "--ca-dir");
+  if (caDir) caDir.description = "folder whose pins.json holds the tool pins (the CA itself is not used)";
+  if (logFile) logFile.description = "write log records to this file (created 0600); default: a new file per launch in $XDG_STATE_HOME/mcp-wiretap/";
+  cmd.addHelpText(
+    "after",
+    [
+      "",
+      "stdin and stdout are the MCP channel: records never go to stdout. Without --log-file each launch writes",
+      "its own file in $XDG_STATE_HOME/mcp-wiretap/ (else ~/.local/state/mcp-wiretap/); read the newest with",
+      "`mcp-wiretap tail --stdio-logs -f`.",
+      "Exit code: the server's (128+n for signal n; 127 if it is not found).",
+      "",
+      "Example (what a client config launches):",
+      "  mcp-wiretap stdio --name everything -- npx -y @modelcontextprotocol/server-everything stdio",
+    ].join("\n"),
+  );
+  return cmd.action(async (command: string[], o: StdioOptions) => {
+    process.exitCode = await stdioCommand(command, o);
+    process.exit(process.exitCode);
+  });
+}
+
+/** `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written. */
+export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
+  const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
+  const server = `stdio:${label}`;
+  const session = `stdio-${process.pid}-${Date.now().toString(36)}`;
+  const { policyFile, policyConfig, policy } = loadPolicy(o.config, path.resolve(o.caDir));
+  const sink = openSink(o, label);
+  const log = sink.logger;
+  const tracker = createTracker(policy, policyConfig, log, payloadOptions(o));
+  const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
+  const stderrRecorder = new StderrRecorder(log, { server, session });
+  const shownCommand = [command, ...args].map(redactText);
+
+  const relay = startRelay(
+    command,
+    args,
+    (child) =>
+      new StdioTap({
+        tracker,
+        server,
+        session,
+        maxInspectBytes,
+        ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
+        toServer: (b) => child.stdin!.write(b),
+        toClient: (b) => process.stdout.write(b),
+      }),
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    (chunk) => stderrRecorder.data(chunk),
+  );
+  log.info({
+    event: "start",
+    version: VERSION,
+    transport: "stdio",
+    server,
+    session,
+    command: shownCommand,
+    ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
+    policy: { file: policyFile, mode: policyConfig.mode },
+    log: sink.target,
+  });
+  const forward = (signal: NodeJS.Signals): void => {
+    relay.child.kill(signal);
+  };
+  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  const end = await relay.done;
+  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+  stderrRecorder.end();
+  const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
+  const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
+  tracker.endSession(server, session, reason);
+  tracker.close();
+  log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+  await sink.flush();
+  return code;
+}
+
+function openSink(o: StdioOptions, label: string): LogSink {
+  const common = { auditChain: o.auditChain ?? false, onError: o.onLogError ?? "pass" } as const;
+  const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };
+  if (o.logFile) return createLogSink({ file: path.resolve(o.logFile), ...rotation, ...common });
+  // Created here, exclusively and never through a symlink; the writer then appends to it.
+  const launch = openLaunchLog(stdioLogFolder(), label);
+  closeSync(launch.fd);
+  return createLogSink({ file: launch.file, ...rotation, ...common });
+}
+
+function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: string, log: LogSink["logger"], server: string): number {
+  const code = end.error.code ?? "error";
+  const notFound = code === "ENOENT";
+  const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
+  process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
+  log.error({ event: "spawn_error", server, command: redactText(command), code, message: `${command}: ${what}` });
+  return notFound ? 127 : 126;
+}
