@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { waitUntil } from "./wait-until.js";
 import { assertBuilt, CLI_MAIN, NODE_BIN, readRecords, REPO_ROOT, type LogRecord } from "./proxy-harness.js";
 
 export const EVERYTHING_STDIO = path.join(REPO_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -44,8 +45,24 @@ export async function connectStdio(server: string[], shim?: ShimOptions, { timeo
   let err = "";
   transport.stderr?.on("data", (c: Buffer) => (err += c.toString()));
   const client = new Client({ name: "stdio-test-client", version: "1.0.0" });
-  await client.connect(transport, { timeout: timeoutMs });
+  try {
+    await client.connect(transport, { timeout: timeoutMs });
+  } catch (err) {
+    // The SDK closes the transport of a failed connect without waiting: wait here, so the records are all written.
+    const pid = transport.pid;
+    if (pid !== null) await waitUntil(() => !alive(pid), { timeoutMs: 10_000, what: `process ${pid} to exit` });
+    throw err;
+  }
   return { client, transport, stderr: () => err, close: () => client.close() };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function records(logFile: string): Promise<LogRecord[]> {
