@@ -43,26 +43,19 @@ export async function connectStdio(server: string[], shim?: ShimOptions, { timeo
   const { command, args } = launchArgs(server, shim);
   const transport = new StdioClientTransport({ command, args, stderr: "pipe", cwd: REPO_ROOT, env: { ...env, PATH: process.env.PATH ?? "" } });
   let err = "";
+  let exited = false;
   transport.stderr?.on("data", (c: Buffer) => (err += c.toString()));
+  // The process's stderr ends when it exits (it has no children left holding it).
+  transport.stderr?.on("end", () => (exited = true));
   const client = new Client({ name: "stdio-test-client", version: "1.0.0" });
   try {
     await client.connect(transport, { timeout: timeoutMs });
   } catch (err) {
     // The SDK closes the transport of a failed connect without waiting: wait here, so the records are all written.
-    const pid = transport.pid;
-    if (pid !== null) await waitUntil(() => !alive(pid), { timeoutMs: 10_000, what: `process ${pid} to exit` });
+    await waitUntil(() => exited, { timeoutMs: 10_000, what: "the launched process to exit" });
     throw err;
   }
   return { client, transport, stderr: () => err, close: () => client.close() };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export async function records(logFile: string): Promise<LogRecord[]> {

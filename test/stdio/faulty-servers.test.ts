@@ -44,7 +44,7 @@ describe("stdio: misbehaving servers", () => {
 
   it("a 20 MiB line: forwarded whole and recorded uninspected; the client fails as it does directly", async () => {
     const { direct, shimmed, all } = await both("huge", [SCRIPTED_STDIO], async ({ client }) => [
-      await settle(client.callTool({ name: "huge", arguments: { mib: 20 } }, undefined, { timeout: 5000 })),
+      await settle(client.callTool({ name: "huge", arguments: { mib: 20 } }, undefined, { timeout: 25_000 })),
       await settle(client.callTool({ name: "echo", arguments: { message: "after" } })),
     ]);
     // The SDK client reads at most 10 MiB per line: it drops the connection, with or without the shim.
