@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { closeSync } from "node:fs";
 import path from "node:path";
 import { Option, type Command } from "commander";
@@ -71,7 +72,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
   const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
   const server = `stdio:${label}`;
-  const session = `stdio-${process.pid}-${Date.now().toString(36)}`;
+  // Like a Streamable HTTP session id: unique, and told apart by its first characters.
+  const session = randomUUID();
   const { policyFile, policyConfig, policy } = loadPolicy(o.config, path.resolve(o.caDir));
   const sink = openSink(o, label);
   const log = sink.logger;

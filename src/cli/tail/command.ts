@@ -4,6 +4,7 @@ import { useColor } from "./color.js";
 import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
 import { DEFAULT_POLL_MS, FileReadError, inputLines } from "./follow.js";
 import { TailFormatter } from "./formatter.js";
+import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 
 export interface TailOptions extends RecordFilters {
   follow?: boolean;
@@ -54,9 +55,10 @@ export function registerTailCommand(program: Command): void {
     .option("-f, --follow", "keep reading as the file grows; survives rotation and truncation (like tail -F)")
     .option("--json", "print the matching records unchanged, as NDJSON")
     .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
-    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
-  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
-    process.exitCode = await tailCommand(file, o);
+    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount))
+    .addOption(stdioLogsOption());
+  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions & { stdioLogs?: boolean }) => {
+    process.exitCode = await tailCommand(inputFile(file, o), o);
   });
 }
 
