@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.js";
-import { redactText } from "../log/redact.js";
+import { maskAtPointers, redactText } from "../log/redact.js";
+import { secretsScanner } from "../policy/detectors/secrets.js";
 import { LineFramer } from "./line-framer.js";
 
 export interface StderrLimits {
@@ -61,7 +62,7 @@ export class StderrRecorder {
     }
     this.inWindow++;
     const text = content.toString("utf8").replace(/\r$/, "");
-    const record: Record<string, unknown> = { event: "stderr", ...this.fields, line: redactText(text), bytes };
+    const record: Record<string, unknown> = { event: "stderr", ...this.fields, line: redact(text), bytes };
     if (truncated) record.truncated = true;
     if (this.suppressed > 0) {
       record.suppressedLines = this.suppressed;
@@ -69,4 +70,14 @@ export class StderrRecorder {
     }
     this.log.info(record);
   }
+}
+
+/**
+ * As a payload string is: a line in which the secrets detector finds a secret is replaced whole (the
+ * detector gives no position); credentials the text redaction knows (Bearer, JWT, key=value) are hidden.
+ */
+function redact(line: string): string {
+  const found = secretsScanner.scanText(line, { kind: "value", memberName: undefined });
+  if (found.length > 0) return maskAtPointers(line, [{ pointer: "", what: found.map((f) => f.type).join(", ") }]) as string;
+  return redactText(line);
 }
