@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import { closeSync } from "node:fs";
+import path from "node:path";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { createLogSink, type LogSink } from "../log/logger.js";
+import { redactText } from "../log/redact.js";
+import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
+import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { StderrRecorder } from "../stdio/stderr-recorder.js";
+import { StdioTap } from "../stdio/stdio-tap.js";
+import { UsageError } from "../util/usage-error.js";
+import { VERSION } from "./package-info.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import type { StdioOptions } from "./stdio-command.js";
+
+const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/** `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written. */
+export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
+  const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
+  const server = `stdio:${label}`;
+  // Like a Streamable HTTP session id: unique, and told apart by its first characters.
+  const session = randomUUID();
+  const { policyFile, policyConfig, policy } = loadPolicy(o.config, path.resolve(o.caDir));
+  const sink = openSink(o, label);
+  const log = sink.logger;
+  const tracker = createTracker(policy, policyConfig, log, payloadOptions(o));
+  const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
+  const stderrRecorder = new StderrRecorder(log, { server, session });
+  const shownCommand = [command, ...args].map(redactText);
+
+  const relay = startRelay(
+    command,
+    args,
+    (child) =>
+      new StdioTap({
+        tracker,
+        server,
+        session,
+        maxInspectBytes,
+        ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
+        toServer: (b) => child.stdin!.write(b),
+        toClient: (b) => process.stdout.write(b),
+      }),
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    (chunk) => stderrRecorder.data(chunk),
+  );
+  log.info({
+    event: "start",
+    version: VERSION,
+    transport: "stdio",
+    server,
+    session,
+    command: shownCommand,
+    ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
+    policy: { file: policyFile, mode: policyConfig.mode },
+    log: sink.target,
+  });
+  const forward = (signal: NodeJS.Signals): void => {
+    relay.child.kill(signal);
+  };
+  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  const end = await relay.done;
+  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+  stderrRecorder.end();
+  const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
+  const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
+  tracker.endSession(server, session, reason);
+  tracker.close();
+  log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+  await sink.flush();
+  return code;
+}
+
+function openSink(o: StdioOptions, label: string): LogSink {
+  const common = { auditChain: o.auditChain ?? false, onError: o.onLogError ?? "pass" } as const;
+  const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };
+  if (o.logFile) return createLogSink({ file: path.resolve(o.logFile), ...rotation, ...common });
+  // Created here, exclusively and never through a symlink; the writer then appends to it.
+  const launch = openLaunchLog(stdioLogFolder(), label);
+  closeSync(launch.fd);
+  return createLogSink({ file: launch.file, ...rotation, ...common });
+}
+
+function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: string, log: LogSink["logger"], server: string): number {
+  const code = end.error.code ?? "error";
+  const notFound = code === "ENOENT";
+  const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
+  process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
+  log.error({ event: "spawn_error", server, command: redactText(command), code, message: `${command}: ${what}` });
+  return notFound ? 127 : 126;
+}
