@@ -19,6 +19,9 @@ const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
   const [command, ...args] = argv;
   if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
+  if (o.onLogError === "block") {
+    throw new UsageError("stdio: --on-log-error block is not available here yet (records that cannot be written are reported on stderr and counted in the stop record)");
+  }
   const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
   const server = `stdio:${label}`;
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.

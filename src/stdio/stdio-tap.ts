@@ -100,10 +100,9 @@ export class StdioTap {
 
   private onLine(direction: Direction, content: Buffer, raw: Buffer, forward: (b: Buffer) => void): void {
     const reading = readLine(content);
-    if (reading.blank) {
-      if (this.enforcing) forward(raw);
-      return;
-    }
+    // Blank lines carry no message and are not recorded: monitor mode passes them on with the rest, enforce
+    // mode drops them (nothing unrecorded reaches a peer).
+    if (reading.blank) return;
     if (reading.value === undefined) {
       this.o.tracker.invalid(this.context(direction), this.enforcing ? `${reading.problem}; not forwarded` : reading.problem!, raw.length);
       if (this.enforcing) this.answerUnreadable(direction, null, reading.problem!);
