@@ -74,7 +74,23 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   tracker.close();
   log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
   await sink.flush();
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
   return code;
+}
+
+/**
+ * Resolves once what was written to `stream` has left the process (bounded): pipes are asynchronous on
+ * macOS, and an exit right after the server's last answer must not cut it off.
+ */
+function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    stream.write("", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 function openSink(o: StdioOptions, label: string): LogSink {

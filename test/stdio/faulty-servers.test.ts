@@ -52,7 +52,8 @@ describe("stdio: misbehaving servers", () => {
     const rpc = rpcRecords(all);
     const big = rpc.filter((r) => r.kind === "invalid" && r.direction === "server_to_client");
     expect(big).toHaveLength(1);
-    expect(big[0]!.bytes).toBeGreaterThan(20 * 1024 * 1024);
+    // All of it, or (on a slow machine) what the server wrote before the client's close stopped it.
+    expect(big[0]!.bytes).toBeGreaterThan(10 * 1024 * 1024);
     expect(String(big[0]!.reason)).toMatch(/larger than --max-inspect-bytes .*forwarded uninspected/);
     // The request the big line answered is not left unexplained: reported unanswered when the session ends.
     expect(rpc.filter((r) => r.kind === "unanswered").map((r) => r.tool)).toEqual(["huge"]);
