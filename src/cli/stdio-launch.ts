@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { closeSync } from "node:fs";
+import { closeSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
@@ -26,7 +26,14 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const server = `stdio:${label}`;
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.
   const session = randomUUID();
-  const { policyFile, policyConfig, policy } = loadPolicy(o.config, path.resolve(o.caDir));
+  const pinsDir = path.resolve(o.caDir);
+  // The pin store is written on the first tools/list: its folder must exist (created private, as the CA's is).
+  try {
+    mkdirSync(pinsDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir);
   const sink = openSink(o, label);
   const log = sink.logger;
   const tracker = createTracker(policy, policyConfig, log, payloadOptions(o));
@@ -46,6 +53,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
         ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
         toServer: (b) => child.stdin!.write(b),
         toClient: (b) => process.stdout.write(b),
+        onError: (err, direction) =>
+          log.error({ event: "addon_error", addon: "stdio", hook: "line", server, session, direction, err: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) }),
       }),
     { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     (chunk) => stderrRecorder.data(chunk),

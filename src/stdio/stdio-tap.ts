@@ -24,6 +24,8 @@ export interface StdioTapOptions {
   enforce?: { removeDeniedTools: boolean };
   toServer(bytes: Buffer): void;
   toClient(bytes: Buffer): void;
+  /** A stage failed on a line (a pin store that cannot be written, say): reported, never thrown at the relay. */
+  onError(err: unknown, direction: Direction): void;
 }
 
 /**
@@ -81,7 +83,15 @@ export class StdioTap {
     const forward = direction === "client_to_server" ? (b: Buffer) => this.o.toServer(b) : (b: Buffer) => this.o.toClient(b);
     let head: Buffer | null = null;
     return {
-      line: (content, raw) => this.onLine(direction, content, raw, forward),
+      line: (content, raw) => {
+        try {
+          this.onLine(direction, content, raw, forward);
+        } catch (err) {
+          this.o.onError(err, direction);
+          // Monitor mode has forwarded the bytes already; enforce mode cannot vouch for the line: it stays back.
+          if (this.enforcing) this.answerUnreadable(direction, leadingId(raw), "internal error while judging it");
+        }
+      },
       oversizedStart: (bytes) => {
         head = bytes;
         // Server lines too large to judge are dropped in enforce mode as client ones are: nothing unjudged

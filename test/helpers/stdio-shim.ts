@@ -36,7 +36,9 @@ export function tempDir(prefix = "mcp-wiretap-stdio-"): string {
 export function launchArgs(server: string[], shim?: ShimOptions): { command: string; args: string[] } {
   if (!shim) return { command: NODE_BIN, args: server };
   assertBuilt();
-  return { command: NODE_BIN, args: [CLI_MAIN, "stdio", "--log-file", shim.logFile, ...(shim.args ?? []), "--", NODE_BIN, ...server] };
+  // Tool pins go next to the log, not into the package's certs/.
+  const pins = ["--ca-dir", path.join(path.dirname(shim.logFile), "pins")];
+  return { command: NODE_BIN, args: [CLI_MAIN, "stdio", "--log-file", shim.logFile, ...pins, ...(shim.args ?? []), "--", NODE_BIN, ...server] };
 }
 
 export async function connectStdio(server: string[], shim?: ShimOptions, { timeoutMs = 10_000, env = {} as Record<string, string> } = {}): Promise<StdioRun> {

@@ -24,6 +24,10 @@ rules:
     reason: prints on the protocol channel
     match: { method: tools/call, tool: stray }
 detectors: { poisoning: deny }
+rateLimits:
+  - name: two-echoes-a-minute
+    match: { tool: echo, direction: client_to_server }
+    perMinute: 2
 `,
 );
 
@@ -51,6 +55,26 @@ describe("stdio: enforce mode", () => {
     expect(rpc.filter((r) => r.kind === "unanswered")).toEqual([]);
   }, 30_000);
 
+  it("rate limits and schema checks apply to stdio messages as to HTTP ones", async () => {
+    const logFile = path.join(dir, "limits.ndjson");
+    const run = await connectStdio([SCRIPTED_STDIO], { logFile, args: ["--config", policy] });
+    await run.client.listTools();
+    const outcomes: unknown[] = [];
+    // The second call's argument has the wrong type for the tool's inputSchema (flagged, not denied).
+    for (const message of ["a", 2, "c"]) {
+      outcomes.push(await run.client.callTool({ name: "echo", arguments: { message } }).then(() => "answered", (e: McpError) => e.code));
+    }
+    await run.close();
+    expect(outcomes).toEqual(["answered", "answered", POLICY_DENIED_CODE]);
+    const rpc = rpcRecords(await records(logFile));
+    const calls = rpc.filter((r) => r.kind === "request" && r.tool === "echo");
+    expect(calls.map((r) => (r.decision as { rules: { name: string }[] }).rules.map((x) => x.name))).toEqual([
+      [],
+      ["detector:schema"],
+      ["two-echoes-a-minute"],
+    ]);
+  }, 30_000);
+
   it("a poisoned tool is taken out of tools/list, the others remain", async () => {
     const logFile = path.join(dir, "poison.ndjson");
     const direct = await connectStdio([SCRIPTED_STDIO], undefined, { env: { POISON: "1" } });
@@ -68,7 +92,7 @@ describe("stdio: enforce mode", () => {
   it("a line that is not JSON or not UTF-8 never reaches the server: the client gets an error and a record is kept", async () => {
     const logFile = path.join(dir, "unreadable.ndjson");
     const received = path.join(dir, "unreadable.received");
-    const child = spawn(NODE_BIN, [CLI_MAIN, "stdio", "--log-file", logFile, "--config", policy, "--", NODE_BIN, SCRIPTED_STDIO], {
+    const child = spawn(NODE_BIN, [CLI_MAIN, "stdio", "--log-file", logFile, "--ca-dir", dir, "--config", policy, "--", NODE_BIN, SCRIPTED_STDIO], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", RECEIVED_LOG: received },
       stdio: ["pipe", "pipe", "pipe"],

@@ -80,6 +80,9 @@ function run(mode: "monitor" | "enforce", clientCuts: number[], serverCuts: numb
     ...(mode === "enforce" ? { enforce: { removeDeniedTools: true } } : {}),
     toServer: (b) => toServer.push(Buffer.from(b)),
     toClient: (b) => toClient.push(Buffer.from(b)),
+    onError: (err) => {
+      throw err;
+    },
   });
   const client = pieces(FROM_CLIENT, clientCuts);
   const server = pieces(FROM_SERVER, serverCuts);

@@ -20,7 +20,7 @@ interface Shim {
 
 /** The shim with no TTY, a PATH that finds nothing, and only the environment given. */
 function shim(args: string[], env: NodeJS.ProcessEnv): Shim {
-  const child = spawn(NODE_BIN, [CLI_MAIN, "stdio", ...args], { cwd: REPO_ROOT, env: { PATH: "/nonexistent", ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(NODE_BIN, [CLI_MAIN, "stdio", "--ca-dir", path.join(dir, "pins"), ...args], { cwd: REPO_ROOT, env: { PATH: "/nonexistent", ...env }, stdio: ["pipe", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
