@@ -109,6 +109,10 @@ describe("stdio: process behaviour", () => {
     const tail = await runCli(["tail", "--stdio-logs", "--json"], { env: { XDG_STATE_HOME: state } });
     expect(tail.code).toBe(0);
     expect(tail.stdout.trim().split("\n").length).toBe(all.length);
+    const human = await runCli(["tail", "--stdio-logs"], { env: { XDG_STATE_HOME: state, NO_COLOR: "1" } });
+    expect(human.stdout).toMatch(/── stdio:pinger started \(pid \d+\), policy: monitor/);
+    expect(human.stdout).toMatch(/request +#1 .* ping/);
+    expect(human.stdout).toMatch(/── stdio:pinger stopped \(server exited with code 0\)/);
   });
 
   it("refuses a log folder that is a planted symlink", async () => {
