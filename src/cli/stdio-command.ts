@@ -28,12 +28,15 @@ export function registerStdioCommand(program: Command): Command {
     .addOption(caDirOption());
   addLogOptions(cmd);
   addPayloadOptions(cmd);
-  const logFile = cmd.options.find((opt) => opt.long === "--log-file");
-  const onLogError = cmd.options.find((opt) => opt.long === "--on-log-error");
-  if (onLogError) onLogError.description = "when records cannot be written: pass traffic with a loud error (block is not available for stdio yet)";
-  const caDir = cmd.options.find((opt) => opt.long === "--ca-dir");
-  if (caDir) caDir.description = "folder whose pins.json holds the tool pins (the CA itself is not used)";
-  if (logFile) logFile.description = "write log records to this file (created 0600); default: a new file per launch in $XDG_STATE_HOME/mcp-wiretap/";
+  // The shared options, described as they apply here.
+  const describe = (long: string, text: string): void => {
+    const option = cmd.options.find((opt) => opt.long === long);
+    if (option) option.description = text;
+  };
+  describe("--log-file", "write log records to this file (created 0600); default: a new file per launch in $XDG_STATE_HOME/mcp-wiretap/");
+  describe("--max-inspect-bytes", "longest line decoded; a longer one is forwarded uninspected (monitor) or not at all (enforce)");
+  describe("--on-log-error", "when records cannot be written: pass traffic with a loud error (block is not available for stdio yet)");
+  describe("--ca-dir", "folder whose pins.json holds the tool pins (the CA itself is not used)");
   cmd.addHelpText(
     "after",
     [
