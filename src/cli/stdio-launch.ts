@@ -6,7 +6,7 @@ import { createLogSink, type LogSink } from "../log/logger.js";
 import { redactText } from "../log/redact.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
-import { StderrRecorder } from "../stdio/stderr-recorder.js";
+import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
@@ -39,7 +39,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const tracker = createTracker(policy, policyConfig, log, payloadOptions(o));
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });
-  const shownCommand = [command, ...args].map(redactText);
+  const shownCommand = [command, ...args].map(redactLine);
 
   const relay = startRelay(
     command,
@@ -117,6 +117,6 @@ function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: s
   const notFound = code === "ENOENT";
   const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
   process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
-  log.error({ event: "spawn_error", server, command: redactText(command), code, message: `${command}: ${what}` });
+  log.error({ event: "spawn_error", server, command: redactLine(command), code, message: `${redactLine(command)}: ${what}` });
   return notFound ? 127 : 126;
 }

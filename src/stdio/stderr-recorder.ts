@@ -62,7 +62,7 @@ export class StderrRecorder {
     }
     this.inWindow++;
     const text = content.toString("utf8").replace(/\r$/, "");
-    const record: Record<string, unknown> = { event: "stderr", ...this.fields, line: redact(text), bytes };
+    const record: Record<string, unknown> = { event: "stderr", ...this.fields, line: redactLine(text), bytes };
     if (truncated) record.truncated = true;
     if (this.suppressed > 0) {
       record.suppressedLines = this.suppressed;
@@ -76,7 +76,7 @@ export class StderrRecorder {
  * As a payload string is: a line in which the secrets detector finds a secret is replaced whole (the
  * detector gives no position); credentials the text redaction knows (Bearer, JWT, key=value) are hidden.
  */
-function redact(line: string): string {
+export function redactLine(line: string): string {
   const found = secretsScanner.scanText(line, { kind: "value", memberName: undefined });
   if (found.length > 0) return maskAtPointers(line, [{ pointer: "", what: found.map((f) => f.type).join(", ") }]) as string;
   return redactText(line);

@@ -51,7 +51,8 @@ function gone(pid: number): boolean {
 describe("stdio: process behaviour", () => {
   it("a command that is not found: a clear line on stderr, a record, exit 127", async () => {
     const file = logFile();
-    const s = shim(["--log-file", file, "--", "no-such-mcp-server-here", "--flag"], {});
+    const key = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+    const s = shim(["--log-file", file, "--", "no-such-mcp-server-here", "--aws-key", key, "--token=hunter22hunter22"], {});
     s.stdin.end();
     expect(await s.exited).toBe(127);
     expect(s.err()).toMatch(/^mcp-wiretap: no-such-mcp-server-here: not found/m);
@@ -59,6 +60,10 @@ describe("stdio: process behaviour", () => {
     const all = await records(file);
     expect(all.find((r) => r.event === "spawn_error")).toMatchObject({ code: "ENOENT", command: "no-such-mcp-server-here" });
     expect(all.at(-1)).toMatchObject({ event: "stop", exitCode: 127 });
+    // The command line is recorded with its secrets redacted.
+    expect(all.find((r) => r.event === "start")!.command).toEqual(["no-such-mcp-server-here", "--aws-key", "[redacted: aws_access_key_id]", "--token=[redacted]"]);
+    expect(JSON.stringify(all)).not.toContain(key);
+    expect(JSON.stringify(all)).not.toContain("hunter22");
   });
 
   it("exits with the server's exit code; closing stdin closes the server's", async () => {
