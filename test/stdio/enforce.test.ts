@@ -89,7 +89,7 @@ describe("stdio: enforce mode", () => {
     expect(rec.decision).toMatchObject({ action: "deny", enforced: true, effect: "removed tools: daily_fact" });
   }, 30_000);
 
-  it("a line that is not JSON or not UTF-8 never reaches the server: the client gets an error and a record is kept", async () => {
+  it("a line that is not JSON, not UTF-8 or names a member twice never reaches the server: the client gets an error and a record is kept", async () => {
     const logFile = path.join(dir, "unreadable.ndjson");
     const received = path.join(dir, "unreadable.received");
     const child = spawn(NODE_BIN, [CLI_MAIN, "stdio", "--log-file", logFile, "--ca-dir", dir, "--config", policy, "--", NODE_BIN, SCRIPTED_STDIO], {
@@ -102,14 +102,17 @@ describe("stdio: enforce mode", () => {
     const badUtf8 = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}}\n')]);
     child.stdin.write("this is not json\n");
     child.stdin.write(badUtf8);
+    // Which tool is this? JSON.parse says get-env, a first-wins parser says echo.
+    child.stdin.write('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{},"name":"get-env"}}\n');
     child.stdin.write('{"jsonrpc":"2.0","id":8,"method":"ping"}\n');
-    await waitUntil(() => out.split("\n").length > 3, { timeoutMs: 10_000, what: "three answers" });
+    await waitUntil(() => out.split("\n").length > 4, { timeoutMs: 10_000, what: "four answers" });
     child.stdin.end();
     await new Promise((resolve) => child.once("close", resolve));
     const answers = out.trim().split("\n").map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
     expect(answers).toEqual([
       { jsonrpc: "2.0", id: null, error: expect.objectContaining({ code: UNREADABLE_CODE, message: expect.stringMatching(/not JSON/) }) },
       { jsonrpc: "2.0", id: 7, error: expect.objectContaining({ code: UNREADABLE_CODE, message: expect.stringMatching(/not valid UTF-8/) }) },
+      { jsonrpc: "2.0", id: 9, error: expect.objectContaining({ code: UNREADABLE_CODE, message: expect.stringMatching(/member "name" appears twice/) }) },
       { jsonrpc: "2.0", id: 8, result: {} },
     ]);
     // What the server read: the ping alone.
