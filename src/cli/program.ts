@@ -10,6 +10,7 @@ import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
 import { registerAnalysisCommands } from "./analysis-commands.js";
+import { registerStdioCommand } from "./stdio-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -90,6 +91,7 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerEnvCommand(program);
   registerAnalysisCommands(program);
+  registerStdioCommand(program);
   return program;
 }
 

@@ -4,15 +4,9 @@ import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../log/http-record.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
-import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
+import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
-import { McpTracker } from "../mcp/tracker.js";
-import { createPolicy } from "../policy/create-policy.js";
-import { settleEnforcement } from "../policy/enforcement.js";
-import { loadPolicyFile } from "../policy/load-config.js";
-import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
@@ -22,7 +16,8 @@ import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy
 import { banner } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
-import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
+import { VERSION } from "./package-info.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import { UsageError } from "../util/usage-error.js";
 
 export interface StartOptions {
@@ -64,10 +59,6 @@ export interface StartOptions {
   clientHint?: boolean;
 }
 
-/** Bounds on what the proxy remembers between messages. */
-const MAX_PENDING_REQUESTS = 10_000;
-const MAX_SESSIONS = 10_000;
-
 export class StartError extends UsageError {}
 
 export interface RunningProxy {
@@ -82,11 +73,8 @@ export interface RunningProxy {
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
   const reverse = parseReverse(opts);
-  const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
-  const policyConfig = loadPolicyFile(policyFile);
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w));
   const ca = await loadOrCreateCa(opts.caDir);
-  // `log` exists before any traffic, hence before any warning.
-  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")), warn: (w) => log.warn(w) });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
@@ -103,24 +91,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const payloadOptions = { payloads: opts.payloads ?? DEFAULT_PAYLOAD_MODE, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        const decision = policy.judge(e);
-        e.decision = decision;
-        settleEnforcement(e, decision, policyConfig.removeDeniedTools);
-        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";
-        const hidden = new Set<string>();
-        const record = rpcRecord(e, payloadOptions, hidden);
-        // Secret members' values: removed by value from the exchange's (and session's) other records too.
-        sink.secrets.add(e.flow, (record.session as string | null) ?? null, hidden);
-        log[loud ? "warn" : "info"](record);
-      },
-      session: (r) => log.info(sessionRecord(r, payloadOptions)),
-    },
-    { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
-  );
+  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,

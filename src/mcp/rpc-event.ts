@@ -2,7 +2,7 @@ import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
 import type { Direction } from "./correlator.js";
 import type { Decision } from "../policy/policy.js";
 
-export type Transport = "streamable-http" | "http+sse";
+export type Transport = "streamable-http" | "http+sse" | "stdio";
 
 export type RpcKind = "request" | "notification" | "response" | "error" | "invalid" | "unanswered";
 
@@ -24,6 +24,8 @@ export interface MessageContext {
   headerMismatch?: HeaderMismatch[];
   /** Enforce mode: why a denial of this message cannot be carried out on the wire. */
   notEnforceable?: string;
+  /** What was wrong with how the message was written (read leniently, as its receiver would). */
+  reason?: string;
 }
 
 export interface HeaderMismatch {

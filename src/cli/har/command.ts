@@ -5,6 +5,7 @@ import { addFilterOptions, parseRecord } from "../tail/command.js";
 import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
 import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
 import { buildHar } from "./har.js";
+import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 
 export interface ExportOptions extends RecordFilters {
   /** Where the HAR goes ("-": stdout). */
@@ -16,9 +17,10 @@ export function registerExportCommand(program: Command): void {
     .command("export")
     .argument("[file]", "NDJSON log written by `start` (- or absent: stdin)")
     .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages")
-    .requiredOption("--har <out>", "the HAR file to write (- for stdout)");
-  addFilterOptions(command).action(async (file: string | undefined, o: ExportOptions) => {
-    process.exitCode = await exportCommand(file, o);
+    .requiredOption("--har <out>", "the HAR file to write (- for stdout)")
+    .addOption(stdioLogsOption());
+  addFilterOptions(command).action(async (file: string | undefined, o: ExportOptions & { stdioLogs?: boolean }) => {
+    process.exitCode = await exportCommand(inputFile(file, o), o);
   });
 }
 

@@ -5,6 +5,7 @@ import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogReco
 import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "./follow.js";
 import { TailFormatter } from "./formatter.js";
 import { escapeLine } from "../../log/escape-line.js";
+import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 
 export interface TailOptions extends RecordFilters {
   follow?: boolean;
@@ -75,9 +76,10 @@ export function registerTailCommand(program: Command): void {
     .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
     .option("-v, --verbose", "show each message's arguments, result or error on an indented line under it (cut short)")
     .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount))
+    .addOption(stdioLogsOption())
     .addHelpText("after", LEGEND);
-  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
-    process.exitCode = await tailCommand(file, o);
+  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions & { stdioLogs?: boolean }) => {
+    process.exitCode = await tailCommand(inputFile(file, o), o);
   });
 }
 
