@@ -10,7 +10,7 @@ import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
 import { McpTracker } from "../mcp/tracker.js";
 import { createPolicy } from "../policy/create-policy.js";
-import { settleEnforcement } from "../policy/enforcement.js";
+import { judgeReadings, settleEnforcement } from "../policy/enforcement.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
@@ -101,7 +101,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const tracker = new McpTracker(
     {
       rpc: (e) => {
-        const decision = policy.judge(e);
+        const decision = judgeReadings(policy, e);
         e.decision = decision;
         settleEnforcement(e, decision, policyConfig.removeDeniedTools);
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || decision.action !== "allow";

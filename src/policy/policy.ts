@@ -67,7 +67,11 @@ export class Policy {
     return this.config.mode === "enforce";
   }
 
-  judge(e: RpcEvent): Decision {
+  /**
+   * `observe: false` judges without remembering anything (tools learned, pins, rate counts): for other
+   * readings of a message already judged once.
+   */
+  judge(e: RpcEvent, { observe = true }: { observe?: boolean } = {}): Decision {
     if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
     const m = judgedMessage(e);
     const hits: DecisionRule[] = [];
@@ -77,19 +81,19 @@ export class Policy {
     if (e.kind !== "invalid") {
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
-        if (setting === "off") continue;
+        if (setting === "off" || (!observe && name === "toolPinning")) continue;
         const findings = this.detect(name, m);
         if (findings.length > 0) {
           hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, findings), findings });
         }
       }
-      for (const { limiter, matchers } of this.limiters) {
+      for (const { limiter, matchers } of observe ? this.limiters : []) {
         if (matchers.every((x) => x.matches(m)) && limiter.hit(m)) {
           hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (per ${limiter.limit.per})` });
         }
       }
     }
-    this.learn(m);
+    if (observe) this.learn(m);
     const action = this.combine(hits);
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
   }

@@ -74,7 +74,7 @@ function sendWhole(
     }
     taps.end();
     if (res.destroyed) return;
-    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]);
+    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, out ? ["content-length", "content-encoding"] : ["content-length"]);
     const final = out ?? body;
     res.writeHead(head.status, head.statusMessage, [...headers, "content-length", String(final.length)]);
     res.end(final);
@@ -92,8 +92,9 @@ function sendEvents(
   taps: TapFanOut,
 ): void {
   const head = ex.response!;
-  // Events may change size: the body can no longer keep a content-length.
-  res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]));
+  // Events may change size: the body can no longer keep a content-length. A decoded stream is sent as identity.
+  const dropped = rewriter.decode ? ["content-length", "content-encoding"] : ["content-length"];
+  res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
   res.flushHeaders();
   const queued: Buffer[] = [];
   const write = (raw: Buffer): void => {
@@ -125,13 +126,24 @@ function sendEvents(
     if (!framer.midEvent) drainQueue();
   };
   for (const raw of ex.injected.splice(0)) ex.injectNow(raw);
-  upRes.on("data", (chunk: Buffer) => framer.push(chunk));
-  upRes.on("end", () => {
+  const finish = (): void => {
     framer.flush();
     drainQueue();
     taps.end();
     ex.injectNow = null;
     res.end();
+  };
+  if (!rewriter.decode) {
+    upRes.on("data", (chunk: Buffer) => framer.push(chunk));
+    upRes.on("end", finish);
+    return;
+  }
+  // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream).
+  const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: finish });
+  upRes.on("data", (chunk: Buffer) => decoder.data(chunk));
+  upRes.on("end", () => decoder.end());
+  upRes.on("close", () => {
+    if (!upRes.complete) decoder.abort?.({ code: "upstream_reset", message: "response ended before it was complete" });
   });
 }
 
