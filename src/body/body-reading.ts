@@ -10,7 +10,8 @@ import type { BodyProblem } from "./problem.js";
  * than one way to read the body (`ambiguity`), enforce mode refuses it.
  */
 export type JsonReading =
-  | { ok: true; value: unknown; alternates: unknown[]; ambiguity: string | null }
+  /** `bytes`: the size of the body `value` was read from (decoded, when its coding was undone). */
+  | { ok: true; value: unknown; bytes: number; alternates: unknown[]; ambiguity: string | null }
   | { ok: false; problem: BodyProblem; ambiguity: string | null };
 
 export interface JsonReadingOptions {
@@ -29,12 +30,15 @@ export async function readJsonBody(raw: Buffer, opts: JsonReadingOptions): Promi
   const doubts: string[] = [];
   const undone = await undoCodings(raw, opts, doubts);
   if ("problem" in undone) return { ok: false, problem: undone.problem, ambiguity: joined(doubts) };
-  const texts: string[] = [];
-  for (const bytes of undone.candidates) texts.push(...textReadings(bytes, charsetOf(opts.contentType), doubts));
-  const distinct = [...new Set(texts)];
+  const sizes = new Map<string, number>();
+  for (const bytes of undone.candidates) {
+    for (const text of textReadings(bytes, charsetOf(opts.contentType), doubts)) if (!sizes.has(text)) sizes.set(text, bytes.length);
+  }
   const values: unknown[] = [];
-  let problem: BodyProblem | null = null;
-  for (const text of distinct) {
+  let bytes = 0;
+  // When the coding broke and nothing reads as JSON, that is the problem to report.
+  let problem: BodyProblem | null = undone.failure;
+  for (const [text, size] of sizes) {
     const parsed = parseJsonText(text);
     if (!parsed.ok) {
       problem ??= { code: parsed.code, message: parsed.error };
@@ -44,18 +48,19 @@ export async function readJsonBody(raw: Buffer, opts: JsonReadingOptions): Promi
       problem = { code: "json_too_deep", message: `JSON body nests deeper than ${opts.maxJsonDepth} levels` };
       continue;
     }
+    if (values.length === 0) bytes = size;
     values.push(parsed.value);
   }
   const ambiguity = joined(doubts);
   if (values.length === 0) return { ok: false, problem: problem ?? { code: "empty_body", message: "empty body: no JSON to parse" }, ambiguity };
-  return { ok: true, value: values[0], alternates: values.slice(1), ambiguity };
+  return { ok: true, value: values[0], bytes, alternates: values.slice(1), ambiguity };
 }
 
 function joined(doubts: string[]): string | null {
   return doubts.length > 0 ? [...new Set(doubts)].join("; ") : null;
 }
 
-type Undone = { candidates: Buffer[] } | { problem: BodyProblem };
+type Undone = { candidates: Buffer[]; failure: BodyProblem | null } | { problem: BodyProblem };
 
 /** The byte sequences a receiver may read: decoded as labelled and, when that fails, as sent. */
 async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string[]): Promise<Undone> {
@@ -63,9 +68,9 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
   const parsed = parseContentEncoding(opts.contentEncoding);
   if (!parsed.ok) {
     doubts.push(`content-encoding "${label}" is not one the proxy can decode; read as sent`);
-    return { candidates: [raw] };
+    return { candidates: [raw], failure: null };
   }
-  if (parsed.codings.length === 0) return { candidates: [raw] };
+  if (parsed.codings.length === 0) return { candidates: [raw], failure: null };
   const out: Buffer[] = [];
   let failure: BodyProblem | null = null;
   const created = createContentDecoder(opts.contentEncoding, {
@@ -76,7 +81,7 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
   });
   if (!created.ok) {
     doubts.push(`content-encoding "${label}" is not one the proxy can decode; read as sent`);
-    return { candidates: [raw] };
+    return { candidates: [raw], failure: null };
   }
   created.decoder.data(raw);
   created.decoder.end();
@@ -89,14 +94,14 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
   }
   if (failed) {
     doubts.push(`content-encoding "${label}" does not decode (${failed.message}); read as sent`);
-    return { candidates: decoded.length > 0 ? [raw, decoded] : [raw] };
+    return { candidates: decoded.length > 0 ? [raw, decoded] : [raw], failure: failed };
   }
   // A body that is JSON as sent as well as once decoded has two readings.
   if (parseJsonText(raw.toString("utf8")).ok) {
     doubts.push(`the body is JSON both as sent and decoded as "${label}"`);
-    return { candidates: [decoded, raw] };
+    return { candidates: [decoded, raw], failure: null };
   }
-  return { candidates: [decoded] };
+  return { candidates: [decoded], failure: null };
 }
 
 /** The `charset` parameter of a content type, lower case, unquoted; undefined when absent. */

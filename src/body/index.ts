@@ -115,7 +115,7 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
     });
     const ambiguity = reading.ambiguity !== null ? { ambiguity: reading.ambiguity } : {};
     if (!reading.ok) return report({ ...reading.problem, ...ambiguity });
-    emit({ kind: "json", value: reading.value, bytes: collector.totalBytes, ...(reading.alternates.length > 0 ? { alternates: reading.alternates } : {}), ...ambiguity });
+    emit({ kind: "json", value: reading.value, bytes: reading.bytes, ...(reading.alternates.length > 0 ? { alternates: reading.alternates } : {}), ...ambiguity });
   };
   // A body cut off by the connection is not JSON worth parsing.
   const finish = (aborted: boolean): void => {

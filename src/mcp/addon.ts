@@ -54,9 +54,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
 
   const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
     if (p.code === "empty_body") return;
-    // A body no reading makes JSON of, labelled so that its receiver may read it otherwise: in enforce mode
-    // a request like that is refused even before the exchange is known to be MCP.
-    const unreadable = p.ambiguity !== undefined && (flow.isMcp || (direction === "client_to_server" && opts.enforce !== undefined));
+    // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
+    // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
+    const unreadable = p.ambiguity !== undefined && (flow.isMcp || direction === "client_to_server");
     if (!flow.isMcp && !unreadable) return;
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: p.ambiguity!, alternates: [] } } : {};
     const event = tracker.invalid(flow.context(direction, extra), `${p.code}: ${p.message}`, 0);

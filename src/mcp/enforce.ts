@@ -85,6 +85,7 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
         await tap.done;
         flow.captured = null;
         if (!events.some(isEnforcedDeny)) return null;
+        if (events.every((e) => e.kind === "invalid")) return answerUnread(tracker, flow, events.find(isEnforcedDeny)!);
         const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
         const batch = events.some((e) => e.batch !== undefined);
         return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
@@ -129,6 +130,18 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
         }
       : {}),
   });
+}
+
+/**
+ * A response no reading made a message of, that the client may yet read one from (a coding only it knows):
+ * each request of the exchange is answered with the error instead.
+ */
+function answerUnread(tracker: McpTracker, flow: McpFlow, unread: RpcEvent): Buffer {
+  const requests = flow.requestEvents.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+  for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
+  const errors = requests.map((r) => policyError(r.id!, unread.decision!));
+  if (errors.length === 0) return Buffer.alloc(0);
+  return Buffer.from(JSON.stringify(requests.some((r) => r.batch !== undefined) ? errors : errors[0]));
 }
 
 /** The client's own responses (to server requests) that were denied become errors for the server. */

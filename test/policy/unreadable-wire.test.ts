@@ -167,6 +167,30 @@ function suite(mode: "enforce" | "monitor"): void {
       }
     });
 
+    it("a body no reading makes JSON of, under a coding the proxy does not know: refused in enforce mode (a receiver may know it)", async () => {
+      const garbage = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58, 0x61, 0x00]);
+      const before = up.requests.length;
+      const res = await client.post(url, garbage, { ...JSON_TYPE, "content-encoding": "x-foo" });
+      const rec = await proxy.waitForRecord((r) => isRpc(r) && r.kind === "invalid" && r.direction === "client_to_server" && r.readability !== undefined, { what: "unreadable request record" });
+      expect(rec.readability).toMatchObject({ reason: expect.stringContaining('content-encoding "x-foo" is not one the proxy can decode; read as sent') });
+      if (mode === "enforce") {
+        expect(up.requests.length).toBe(before);
+        expect(res.json).toEqual({ jsonrpc: "2.0", id: null, error: expect.objectContaining({ code: -32052 }) });
+        expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true });
+      } else {
+        expect(up.requests.length).toBe(before + 1);
+        expect(decisionOf(rec)).toMatchObject({ action: "flag", enforced: false });
+      }
+
+      const id = nextId++;
+      mcp.setScript(() => ({ kind: "raw", body: garbage, headers: { ...JSON_TYPE, "content-encoding": "x-foo" } }));
+      const answer = await client.post(url, { jsonrpc: "2.0", id, method: "tools/list" });
+      const unread = await proxy.waitForRecord((r) => isRpc(r) && r.kind === "invalid" && r.direction === "server_to_client" && r.readability !== undefined, { what: "unreadable response record" });
+      expect(unread.readability).toBeDefined();
+      if (mode === "enforce") expect(answer.json).toEqual({ jsonrpc: "2.0", id, error: expect.objectContaining({ code: -32052 }) });
+      else expect(answer.body.equals(garbage)).toBe(true);
+    });
+
     it("ordinary traffic is untouched: a clean gzip JSON answer and a UTF-8 BOM body are read as they are", async () => {
       const id = nextId++;
       mcp.setScript((m) => ({ kind: "raw", body: gzipSync(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { tools: CLEAN_TOOLS } })), headers: { ...JSON_TYPE, "content-encoding": "gzip" } }));
