@@ -25,10 +25,18 @@ export interface JsonReadingOptions {
 /** Ordinary JSON compresses tens to one; decoding that keeps expanding 1000:1 past 64 MiB is a bomb. */
 export const BOMB_RATIO = { ratio: 1000, afterBytes: 64 * 1024 * 1024 };
 
-/** Reads a whole body (as received) every plausible way. Never throws. */
-export async function readJsonBody(raw: Buffer, opts: JsonReadingOptions): Promise<JsonReading> {
+/**
+ * Reads a whole body (as received) every plausible way. Synchronous unless a content coding has to be undone
+ * (zlib works asynchronously): a request read at once is recorded before any answer to it.
+ */
+export function readJsonBody(raw: Buffer, opts: JsonReadingOptions): JsonReading | Promise<JsonReading> {
   const doubts: string[] = [];
-  const undone = await undoCodings(raw, opts, doubts);
+  const parsed = parseContentEncoding(opts.contentEncoding);
+  if (parsed.ok && parsed.codings.length === 0) return readTexts({ candidates: [raw], failure: null }, opts, doubts);
+  return undoCodings(raw, opts, doubts).then((undone) => readTexts(undone, opts, doubts));
+}
+
+function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): JsonReading {
   if ("problem" in undone) return { ok: false, problem: undone.problem, ambiguity: joined(doubts) };
   const sizes = new Map<string, number>();
   for (const bytes of undone.candidates) {

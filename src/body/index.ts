@@ -1,5 +1,5 @@
 import type { BodyTap } from "../proxy/exchange.js";
-import { readJsonBody } from "./body-reading.js";
+import { readJsonBody, type JsonReading } from "./body-reading.js";
 import { collectBody } from "./json-body.js";
 import { describeError, type BodyProblem } from "./problem.js";
 import { createSseDecoder, type SseEvent, type SseRecord } from "./sse-decoder.js";
@@ -103,16 +103,19 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
   let finished = false;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  const read = async (): Promise<void> => {
+  const read = (): void | Promise<void> => {
     if (collector.truncated) {
       return report({ code: "body_truncated", message: `JSON body is larger than the inspection limit of ${limit} bytes; not parsed` });
     }
-    const reading = await readJsonBody(collector.body(), {
+    const reading = readJsonBody(collector.body(), {
       contentType: options.contentType,
       contentEncoding: options.contentEncoding,
       maxBytes: limit,
       maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     });
+    return reading instanceof Promise ? reading.then(deliver) : deliver(reading);
+  };
+  const deliver = (reading: JsonReading): void => {
     const ambiguity = reading.ambiguity !== null ? { ambiguity: reading.ambiguity } : {};
     if (!reading.ok) return report({ ...reading.problem, ...ambiguity });
     emit({ kind: "json", value: reading.value, bytes: reading.bytes, ...(reading.alternates.length > 0 ? { alternates: reading.alternates } : {}), ...ambiguity });
@@ -122,9 +125,14 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
     if (finished) return;
     finished = true;
     collector.end();
-    (aborted ? Promise.resolve() : read())
-      .catch((error: unknown) => report({ code: "decoder_failed", message: describeError(error) }))
-      .finally(resolveDone);
+    const failed = (error: unknown): void => report({ code: "decoder_failed", message: describeError(error) });
+    try {
+      const pending = aborted ? undefined : read();
+      if (pending) return void pending.catch(failed).finally(resolveDone);
+    } catch (error) {
+      failed(error);
+    }
+    resolveDone();
   };
   return { mode: "json", done, data: (chunk) => !finished && collector.data(chunk), end: () => finish(false), abort: () => finish(true) };
 }
