@@ -138,12 +138,16 @@ function sendEvents(
     upRes.on("end", finish);
     return;
   }
-  // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream).
-  const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: finish });
+  // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream). An
+  // upstream cut off mid-stream is not ended cleanly here: the forwarder fails the exchange.
+  let cut = false;
+  const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: () => !cut && finish() });
   upRes.on("data", (chunk: Buffer) => decoder.data(chunk));
   upRes.on("end", () => decoder.end());
   upRes.on("close", () => {
-    if (!upRes.complete) decoder.abort?.({ code: "upstream_reset", message: "response ended before it was complete" });
+    if (upRes.complete) return;
+    cut = true;
+    decoder.abort?.({ code: "upstream_reset", message: "response ended before it was complete" });
   });
 }
 
