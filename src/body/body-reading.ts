@@ -40,7 +40,7 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
   if ("problem" in undone) return { ok: false, problem: undone.problem, ambiguity: joined(doubts) };
   const sizes = new Map<string, number>();
   for (const bytes of undone.candidates) {
-    for (const text of textReadings(bytes, charsetOf(opts.contentType), doubts)) if (!sizes.has(text)) sizes.set(text, bytes.length);
+    for (const text of textReadings(bytes, charsetsOf(opts.contentType), doubts)) if (!sizes.has(text)) sizes.set(text, bytes.length);
   }
   const values: unknown[] = [];
   let bytes = 0;
@@ -112,11 +112,13 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
   return { candidates: [decoded], failure: null };
 }
 
-/** The `charset` parameter of a content type, lower case, unquoted; undefined when absent. */
-export function charsetOf(contentType: string | readonly string[] | undefined): string | undefined {
+/**
+ * The `charset` parameters of a content type, lower case, unquoted, in order (usually none or one; parsers
+ * differ on which of two wins, so every one is a reading).
+ */
+export function charsetsOf(contentType: string | readonly string[] | undefined): string[] {
   const value = typeof contentType === "string" ? contentType : contentType?.[0];
-  const m = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(value ?? "");
-  return m?.[2]?.toLowerCase();
+  return [...(value ?? "").matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
 }
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);
@@ -133,7 +135,7 @@ const BOMS: { bytes: number[]; encoding: "utf-32le" | "utf-32be" | "utf-16le" | 
  * the encoding a UTF-16/32 byte order mark announces, and the content type's charset. A UTF-8 byte order
  * mark is dropped, as TextDecoder does (a reader that keeps it fails to parse: no other message is read).
  */
-export function textReadings(bytes: Buffer, charset: string | undefined, doubts: string[]): string[] {
+export function textReadings(bytes: Buffer, charsets: readonly string[], doubts: string[]): string[] {
   const texts: string[] = [];
   const utf8 = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
   if (isUtf8(utf8)) {
@@ -149,7 +151,8 @@ export function textReadings(bytes: Buffer, charset: string | undefined, doubts:
     doubts.push(`the body starts with a ${bom.encoding.toUpperCase()} byte order mark`);
     texts.push(decodeAs(bytes.subarray(bom.bytes.length), bom.encoding));
   }
-  if (charset !== undefined && !UTF8_LABELS.has(charset)) {
+  for (const charset of charsets) {
+    if (UTF8_LABELS.has(charset)) continue;
     let other: string | null = null;
     try {
       other = new TextDecoder(charset).decode(bytes);

@@ -1,6 +1,6 @@
 import { classifyMessage, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, toolName, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { Decision, DecisionRule, Policy } from "./policy.js";
+import type { Decision, DecisionRule, Policy, PolicyFinding } from "./policy.js";
 
 /** The rule a message that cannot be read unambiguously is recorded under (deny in enforce mode, flag in monitor). */
 export const UNREADABLE_RULE = "unreadable";
@@ -16,7 +16,10 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
   const rules = [...decision.rules];
   for (const raw of e.readability.alternates) {
     for (const rule of policy.judge(alternateReading(e, raw), { observe: false }).rules) {
-      if (!rules.some((r) => r.name === rule.name && r.action === rule.action)) rules.push(rule);
+      const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
+      if (same === -1) rules.push(rule);
+      // Findings of another reading still mark where the recorded payload is masked.
+      else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
     }
   }
   rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason: e.readability.reason });
@@ -33,6 +36,11 @@ function alternateReading(e: RpcEvent, raw: unknown): RpcEvent {
     other.tool = message.kind === "request" ? toolName(message) : undefined;
   }
   return other;
+}
+
+function mergedFindings(a: PolicyFinding[], b: PolicyFinding[]): PolicyFinding[] {
+  const seen = new Set(a.map((f) => `${f.type} ${f.path}`));
+  return [...a, ...b.filter((f) => !seen.has(`${f.type} ${f.path}`))];
 }
 
 function combined(rules: DecisionRule[]): Decision["action"] {

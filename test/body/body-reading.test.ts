@@ -1,6 +1,6 @@
 import zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { charsetOf, readJsonBody, readStream, type JsonReading } from "../../src/body/index.js";
+import { charsetsOf, readJsonBody, readStream, type JsonReading } from "../../src/body/index.js";
 
 const message = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "delete_everything", arguments: {} } };
 const text = JSON.stringify(message);
@@ -73,10 +73,12 @@ describe("readJsonBody: every plausible reading", () => {
     }
   });
 
-  it("the charset parameter is parsed quoted or not", () => {
-    expect(charsetOf('application/json; charset="UTF-16LE"')).toBe("utf-16le");
-    expect(charsetOf("application/json;charset=utf-8")).toBe("utf-8");
-    expect(charsetOf("application/json")).toBeUndefined();
+  it("the charset parameter is parsed quoted or not; a second one is a reading too", async () => {
+    expect(charsetsOf('application/json; charset="UTF-16LE"')).toEqual(["utf-16le"]);
+    expect(charsetsOf("application/json;charset=utf-8")).toEqual(["utf-8"]);
+    expect(charsetsOf("application/json")).toEqual([]);
+    const twice = await read(Buffer.from(text, "utf16le"), "application/json; charset=utf-8; charset=utf-16le");
+    expect(twice).toMatchObject({ ok: true, value: message, ambiguity: expect.stringContaining('charset "utf-16le"') });
   });
 });
 

@@ -5,6 +5,7 @@
  * with its own error (-32052) and the upstream or the client never sees it; monitor mode forwards it and
  * records the lenient reading (method and tool), saying why it is ambiguous. Every reading is judged.
  */
+import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
@@ -189,6 +190,11 @@ function suite(mode: "enforce" | "monitor"): void {
       expect(unread.readability).toBeDefined();
       if (mode === "enforce") expect(answer.json).toEqual({ jsonrpc: "2.0", id, error: expect.objectContaining({ code: -32052 }) });
       else expect(answer.body.equals(garbage)).toBe(true);
+    });
+
+    it("the log never carries the key, not even the part after the bad byte (findings of every reading mask the payload)", () => {
+      const log = readFileSync(proxy.logFile, "utf8");
+      expect(log).not.toContain(AWS_KEY_ID.slice(5));
     });
 
     it("ordinary traffic is untouched: a clean gzip JSON answer and a UTF-8 BOM body are read as they are", async () => {
