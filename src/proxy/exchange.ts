@@ -56,7 +56,7 @@ export interface SyntheticResponse {
 export type ResponseRewriter =
   /**
    * The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body
-   * (sent without any content-encoding) or null to keep it.
+   * (sent as `application/json` without any content-encoding) or null to keep it.
    */
   | { kind: "whole"; maxBytes: number; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
   /**

@@ -74,9 +74,12 @@ function sendWhole(
     }
     taps.end();
     if (res.destroyed) return;
-    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, out ? ["content-length", "content-encoding"] : ["content-length"]);
+    // A replacement is UTF-8 JSON as it stands, whatever coding or charset the upstream's body was labelled with.
+    const replaced = out ? ["content-encoding", "content-type"] : [];
+    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length", ...replaced]);
     const final = out ?? body;
-    res.writeHead(head.status, head.statusMessage, [...headers, "content-length", String(final.length)]);
+    const type = out ? ["content-type", "application/json"] : [];
+    res.writeHead(head.status, head.statusMessage, [...headers, ...type, "content-length", String(final.length)]);
     res.end(final);
   };
   upRes.on("data", onData);

@@ -87,6 +87,7 @@ const RESPONSE_CASES: ResponseCase[] = [
   { name: "a secret split by an invalid byte (JSON)", method: "tools/call", sse: false, hidden: AWS_KEY_ID.slice(6), reply: (id) => ({ body: withBadByte(leak(id), AWS_KEY_ID.slice(4)), headers: JSON_TYPE }) },
   { name: "a secret split by an invalid byte (event stream)", method: "tools/call", sse: true, hidden: AWS_KEY_ID.slice(6), reply: (id) => ({ body: asEvent(withBadByte(leak(id), AWS_KEY_ID.slice(4))), headers: SSE_TYPE }) },
   { name: "a secret labelled x-foo (JSON)", method: "tools/call", sse: false, hidden: AWS_KEY_ID, reply: (id) => ({ body: Buffer.from(leak(id)), headers: { ...JSON_TYPE, "content-encoding": "x-foo" } }) },
+  { name: "a secret in UTF-16LE under charset=utf-16le (JSON)", method: "tools/call", sse: false, hidden: AWS_KEY_ID, reply: (id) => ({ body: Buffer.from(leak(id), "utf16le"), headers: { "content-type": "application/json; charset=utf-16le" } }) },
   { name: "a secret labelled gzip, br (event stream)", method: "tools/call", sse: true, hidden: AWS_KEY_ID, reply: (id) => ({ body: asEvent(Buffer.from(leak(id))), headers: { ...SSE_TYPE, "content-encoding": "gzip, br" } }) },
 ];
 
@@ -154,6 +155,7 @@ function suite(mode: "enforce" | "monitor"): void {
           if (mode === "enforce") {
             expect(res.text).not.toContain(c.hidden);
             expect(res.headers["content-encoding"]).toBeUndefined();
+            expect(res.headers["content-type"]).toBe(c.sse ? "text/event-stream" : "application/json");
             const answer = c.sse ? sseData(res.text) : [res.json];
             expect(answer).toEqual([{ jsonrpc: "2.0", id, error: expect.objectContaining({ code: -32052, data: { reason: expect.any(String) } }) }]);
             expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true });
