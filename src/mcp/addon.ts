@@ -7,14 +7,14 @@ import { splitBatch } from "./jsonrpc.js";
 import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
 import type { MessageContext } from "./rpc-event.js";
+import { headerMismatches } from "./stateless-headers.js";
+import type { McpTracker } from "./tracker.js";
 
 /** A body its receiver may read otherwise: why, and its other readings that parse. */
 interface Readings {
   reason: string;
   alternates: unknown[];
 }
-import { headerMismatches } from "./stateless-headers.js";
-import type { McpTracker } from "./tracker.js";
 
 export interface McpAddonOptions {
   maxInspectBytes: number;
