@@ -5,6 +5,7 @@
  * answers), notifications, responses, batches, oversized bodies, and Accept-Encoding.
  */
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
@@ -268,6 +269,22 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === req.id && r.direction === "server_to_client", { what: "response record" });
       expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true, effect: "replaced by a policy error" });
       expect(rec.readability).toBeUndefined();
+    });
+
+    it("a compressed event stream that breaks mid-way ends there: nothing undecoded reaches the client", async () => {
+      const req = call("echo");
+      const note = event({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x".repeat(2000) } });
+      const gz = gzipSync(note.repeat(200), { level: 0 });
+      const broken = Buffer.concat([gz.subarray(0, gz.length - 8), Buffer.from("garbage!")]);
+      mcp.setScript(() => ({ kind: "raw", body: broken, headers: { "content-type": "text/event-stream", "content-encoding": "gzip" } }));
+      const res = await client.post(url, req);
+      expect(res.headers["content-encoding"]).toBeUndefined();
+      expect(res.text.length).toBeGreaterThan(0);
+      // Only whole decoded events: no compressed byte, no part of the trailer.
+      expect(res.body.includes(Buffer.from("garbage!"))).toBe(false);
+      expect(res.body.subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]))).toBe(false);
+      for (const e of sseEvents(res.text)) expect(e).toMatch(/^event: message\ndata: \{/);
+      await proxy.waitForRecord((r) => isRpc(r) && r.kind === "invalid" && String(r.reason).includes("the rest of the stream was not sent"), { what: "broken stream record" });
     });
 
     it("Accept-Encoding is forced to identity on MCP requests", async () => {
