@@ -6,7 +6,7 @@ import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
 import { McpTracker } from "../mcp/tracker.js";
 import type { PolicyConfig } from "../policy/config.js";
 import { createPolicy } from "../policy/create-policy.js";
-import { settleEnforcement } from "../policy/enforcement.js";
+import { judgeReadings, settleEnforcement } from "../policy/enforcement.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { PinStore } from "../policy/pin-store.js";
 import type { Policy, PolicyWarn } from "../policy/policy.js";
@@ -44,7 +44,7 @@ export function createTracker(policy: Policy, policyConfig: PolicyConfig, sink: 
   return new McpTracker(
     {
       rpc: (e) => {
-        const decision = policy.judge(e);
+        const decision = judgeReadings(policy, e);
         e.decision = decision;
         settleEnforcement(e, decision, policyConfig.removeDeniedTools);
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";

@@ -56,6 +56,8 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
   if (e.sseEventId !== undefined) record.sseEventId = e.sseEventId;
   if (e.batch) record.batch = e.batch;
   if (e.insecureUpstream) record.insecureUpstream = true;
+  // Why the message may read otherwise to its receiver, and how many readings were judged (never their content).
+  if (e.readability) record.readability = { reason: e.readability.reason, readings: 1 + e.readability.alternates.length };
   if (raw !== undefined) {
     if (e.kind === "invalid" || e.kind === "unanswered") {
       // No detector scanned an invalid message: its secrets are found here.

@@ -20,8 +20,8 @@ export class McpFlow {
   readonly requestEvents: RpcEvent[] = [];
   /** While set, every event delivered is also collected here (enforce mode, per response piece). */
   captured: RpcEvent[] | null = null;
-  /** Enforce mode: why messages of this exchange cannot be replaced on the wire (they are only recorded). */
-  notEnforceable: string | null = null;
+  /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
+  streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */
   injector: ResponseRewriteHandle | null = null;
 
@@ -54,7 +54,6 @@ export class McpFlow {
       scope: this.scope,
       assignedSession: this.assignedSession,
       ...(this.ex.server.insecure ? { insecureUpstream: true } : {}),
-      ...(this.notEnforceable && direction === "server_to_client" ? { notEnforceable: this.notEnforceable } : {}),
       ...extra,
     };
   }

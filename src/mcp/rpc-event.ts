@@ -22,10 +22,16 @@ export interface MessageContext {
   insecureUpstream?: boolean;
   /** Stateless revision: request headers that disagree with the body. */
   headerMismatch?: HeaderMismatch[];
-  /** Enforce mode: why a denial of this message cannot be carried out on the wire. */
-  notEnforceable?: string;
   /** What was wrong with how the message was written (read leniently, as its receiver would). */
   reason?: string;
+  /** Its receiver may read the message otherwise than the lenient reading recorded: why, and the other readings. */
+  readability?: Readability;
+}
+
+export interface Readability {
+  reason: string;
+  /** Other plausible readings of the message (parsed JSON-RPC messages), judged as well. */
+  alternates: unknown[];
 }
 
 export interface HeaderMismatch {

@@ -121,10 +121,12 @@ export class McpTracker {
     return event;
   }
 
-  /** An exchange carried something that should have been JSON-RPC and was not. */
-  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): void {
+  /** An exchange carried something that should have been JSON-RPC and was not. Returns the event written. */
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): RpcEvent {
     const { scope: _scope, assignedSession: _assigned, ...context } = ctx as TrackedContext;
-    this.out.rpc({ ...context, kind: "invalid", reason, bytes });
+    const event: RpcEvent = { ...context, kind: "invalid", reason, bytes };
+    this.out.rpc(event);
+    return event;
   }
 
   /** Requests that can no longer be answered: reported, then forgotten. */

@@ -74,7 +74,11 @@ export class Policy {
     return this.config.mode === "enforce";
   }
 
-  judge(e: RpcEvent): Decision {
+  /**
+   * `observe: false` judges without remembering anything (tools learned, pins, rate counts): for other
+   * readings of a message already judged once.
+   */
+  judge(e: RpcEvent, { observe = true }: { observe?: boolean } = {}): Decision {
     if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
     const m = judgedMessage(e);
     const hits: DecisionRule[] = [];
@@ -84,7 +88,7 @@ export class Policy {
     if (e.kind !== "invalid") {
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
-        if (setting === "off") continue;
+        if (setting === "off" || (!observe && name === "toolPinning")) continue;
         const findings = this.detect(name, m);
         // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
         const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
@@ -92,7 +96,7 @@ export class Policy {
         if (found.length > 0) hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, found), findings: found });
         if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
       }
-      for (const { limiter, matchers } of this.limiters) {
+      for (const { limiter, matchers } of observe ? this.limiters : []) {
         if (!matchers.every((x) => x.matches(m))) continue;
         const { over, overflow } = limiter.check(m);
         if (!over) continue;
@@ -100,7 +104,7 @@ export class Policy {
         hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
       }
     }
-    this.learn(m);
+    if (observe) this.learn(m);
     const action = this.combine(hits);
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
   }
