@@ -51,7 +51,7 @@ function combined(rules: DecisionRule[]): Decision["action"] {
 
 /** What enforce mode sends for a message it refuses as unreadable (-32052, distinct from a policy denial). */
 export function unreadableError(id: RequestId | null, reason: string): Record<string, unknown> {
-  return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: UNREADABLE_MESSAGE, data: { reason } } };
+  return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: `${UNREADABLE_MESSAGE}: ${reason}`, data: { reason } } };
 }
 
 /**

@@ -2,16 +2,9 @@ import type { Direction } from "../mcp/correlator.js";
 import { splitBatch, type RequestId } from "../mcp/jsonrpc.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { McpTracker, TrackedContext } from "../mcp/tracker.js";
-import { isEnforcedDeny, policyError, replacementForServerMessage } from "../policy/enforcement.js";
+import { isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../policy/enforcement.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine } from "./read-line.js";
-
-/**
- * JSON-RPC error the shim sends, in enforce mode, in place of a message it cannot read unambiguously
- * (not UTF-8, not JSON, too deep, too large). Its own code, next to the policy's -32051.
- */
-export const UNREADABLE_CODE = -32052;
-export const UNREADABLE_MESSAGE = "mcp-wiretap cannot read this message unambiguously";
 
 export interface StdioTapOptions {
   tracker: McpTracker;
@@ -183,10 +176,6 @@ export class StdioTap {
       this.o.toClient(jsonLine(unreadableError(id, problem)));
     }
   }
-}
-
-function unreadableError(id: RequestId | null, problem: string): Record<string, unknown> {
-  return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: `${UNREADABLE_MESSAGE}: ${problem}`, data: { reason: problem } } };
 }
 
 function jsonLine(value: unknown): Buffer {

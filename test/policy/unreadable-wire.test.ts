@@ -123,7 +123,7 @@ function suite(mode: "enforce" | "monitor"): void {
             expect(res.json).toEqual({
               jsonrpc: "2.0",
               id,
-              error: { code: -32052, message: "mcp-wiretap: message cannot be read unambiguously", data: { reason: (rec.readability as { reason: string }).reason } },
+              error: { code: -32052, message: `mcp-wiretap: message cannot be read unambiguously: ${(rec.readability as { reason: string }).reason}`, data: { reason: (rec.readability as { reason: string }).reason } },
             });
             expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true, effect: "not forwarded; the client got a policy error" });
             expect(decisionOf(rec).rules).toContainEqual(expect.objectContaining({ name: "unreadable", action: "deny" }));

@@ -8,7 +8,7 @@ import path from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { POLICY_DENIED_CODE } from "../../src/mcp/jsonrpc.js";
-import { UNREADABLE_CODE } from "../../src/stdio/stdio-tap.js";
+import { UNREADABLE_CODE } from "../../src/mcp/jsonrpc.js";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT } from "../helpers/proxy-harness.js";
 import { connectStdio, records, rpcRecords, SCRIPTED_STDIO, tempDir } from "../helpers/stdio-shim.js";
 import { waitUntil } from "../helpers/wait-until.js";

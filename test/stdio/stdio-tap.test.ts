@@ -1,7 +1,8 @@
 /** A stage that throws on a line never takes the relay down; enforce mode keeps that line back. */
 import { describe, expect, it } from "vitest";
 import { McpTracker } from "../../src/mcp/tracker.js";
-import { StdioTap, UNREADABLE_CODE } from "../../src/stdio/stdio-tap.js";
+import { StdioTap } from "../../src/stdio/stdio-tap.js";
+import { UNREADABLE_CODE } from "../../src/mcp/jsonrpc.js";
 
 function tapWith(enforce: boolean) {
   const errors: string[] = [];
