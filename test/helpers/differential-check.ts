@@ -98,15 +98,19 @@ export interface CheckOptions {
   deniedTools: readonly string[];
 }
 
-/** JSON-RPC messages in a body under every reading a server might take (raw, or undoing a coding it ignored). */
-function messagesIn(body: Buffer): Record<string, unknown>[] {
+const UNDO: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gunzipSync, "x-gzip": zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync };
+
+/**
+ * JSON-RPC messages in a body under every reading a server might take: the bytes as they are (a server that
+ * ignores Content-Encoding), and the bytes with the coding the request names undone.
+ */
+function messagesIn(body: Buffer, contentEncoding: string | undefined): Record<string, unknown>[] {
   const readings: unknown[] = [lenientJson(body)];
-  for (const undo of [zlib.gunzipSync, zlib.inflateSync, zlib.brotliDecompressSync]) {
-    try {
-      readings.push(lenientJson(undo(body)));
-    } catch {
-      // not in this coding
-    }
+  const undo = UNDO[(contentEncoding ?? "").trim().toLowerCase()];
+  try {
+    if (undo) readings.push(lenientJson(undo(body)));
+  } catch {
+    // not in this coding after all
   }
   const out: Record<string, unknown>[] = [];
   for (const value of readings) {
@@ -131,7 +135,7 @@ export function compareWithRecords(requests: readonly UpstreamRequest[], records
     const n = (seen.get(key) ?? 0) + 1;
     seen.set(key, n);
     if (n > (httpCount.get(key) ?? 0)) findings.push({ kind: "unrecorded_request", detail: `${key} (connection ${req.connection}, request ${n} with this line) has no http record` });
-    for (const m of messagesIn(req.body)) {
+    for (const m of messagesIn(req.body, req.headers["content-encoding"])) {
       const tool = (m.params as { name?: unknown } | undefined)?.name;
       const label = `${String(m.method)}${typeof tool === "string" ? ` ${tool}` : ""} id ${JSON.stringify(m.id)} in ${key}`;
       if (opts.enforce && m.method === "tools/call" && typeof tool === "string" && opts.deniedTools.includes(tool)) {
