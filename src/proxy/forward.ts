@@ -35,8 +35,11 @@ export interface ForwardRoute {
 export interface ForwardOptions {
   /** The request body's framing, as checked by `requestFraming`: the upstream gets the proxy's own for it. */
   framing: RequestFraming;
-  /** An Upgrade request: the client's socket, answered as an ordinary exchange unless the upstream switches. */
-  upgrade?: { leg: UpgradeLeg; done(stats: UpgradeStats): void };
+  /**
+   * An Upgrade request: the client's socket, answered as an ordinary exchange unless the upstream switches.
+   * Without `done`, the upgrade is not offered upstream (the request goes without its Upgrade header).
+   */
+  upgrade?: { leg: UpgradeLeg; done?(stats: UpgradeStats): void };
 }
 
 /**
@@ -61,9 +64,10 @@ export function forwardExchange(
     { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: headersAsForwarded(req.headers, req.rawHeaders) },
   );
   const upgrade = opts.upgrade;
-  const endToEnd = endToEndRawHeaders(req.rawHeaders, upgrade ? KEEP_UPGRADE : undefined, FRAMED_BY_PROXY);
+  const switchDone = upgrade?.done;
+  const endToEnd = endToEndRawHeaders(req.rawHeaders, switchDone ? KEEP_UPGRADE : undefined, FRAMED_BY_PROXY);
   /** The request head upstream: end-to-end headers, then the framing of the body that follows (`length`: exactly that many bytes). */
-  const headersFor = (length?: number): string[] => [...endToEnd, ...framingHeader(opts.framing, length), ...(upgrade ? ["connection", "Upgrade"] : [])];
+  const headersFor = (length?: number): string[] => [...endToEnd, ...framingHeader(opts.framing, length), ...(switchDone ? ["connection", "Upgrade"] : [])];
   if (route.hostHeader) ex.replaceRequestHeader("host", route.hostHeader);
   addons.requestHeaders(ex);
   const requestTaps = addons.fanOut("request-tap", ex.requestTaps);
@@ -85,7 +89,7 @@ export function forwardExchange(
       servername: isIP(route.target.host) ? undefined : route.target.host,
     });
     watchConnectTimeout(request, upstream.connectTimeoutMs, route.secure);
-    if (upgrade) request.on("upgrade", (upRes: http.IncomingMessage, socket: Duplex, head: Buffer) => switched(upRes, socket, head));
+    if (switchDone) request.on("upgrade", (upRes: http.IncomingMessage, socket: Duplex, head: Buffer) => switched(upRes, socket, head, switchDone));
     request.on("response", (upRes) => {
       upstreamResponse = upRes;
       upgrade?.leg.ordinary();
@@ -138,12 +142,12 @@ export function forwardExchange(
   req.on("error", () => upstreamRequest?.destroy());
 
   /** The upstream answered 101: the exchange ends here on the record, and the connection becomes a raw pipe. */
-  const switched = (upRes: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+  const switched = (upRes: http.IncomingMessage, socket: Duplex, head: Buffer, done: (stats: UpgradeStats) => void): void => {
     upstreamResponse = upRes;
     ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
     addons.responseHeaders(ex);
     responseTaps = addons.fanOut("response-tap", ex.responseTaps);
-    upgrade!.leg.switched(upRes, socket, head, (stats) => upgrade!.done(stats));
+    upgrade!.leg.switched(upRes, socket, head, done);
     end();
   };
 

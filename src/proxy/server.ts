@@ -11,7 +11,7 @@ import { forwardExchange, type ForwardRoute, type Upstream } from "./forward.js"
 import { declaresBody, requestFraming } from "./framing.js";
 import { refuseRequest, refuseUpgrade, routeRequest } from "./route.js";
 import { formatTarget, type Target } from "./target.js";
-import { UpgradeLeg } from "./upgrade.js";
+import { UpgradeLeg, type UpgradeStats } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
@@ -249,7 +249,8 @@ export class ProxyServer {
   /**
    * An `Upgrade` request (WebSocket): an ordinary exchange until the upstream answers 101, a raw pipe after.
    * One with a body is refused: node's server hands its body over as the first bytes of the new protocol,
-   * which would reach the upstream unjudged.
+   * which would reach the upstream unjudged. An upgrade to anything but WebSocket (h2c: HTTP/2 requests the
+   * proxy would not read) is not offered upstream: the request goes as an ordinary one.
    */
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     this.track(socket);
@@ -281,27 +282,27 @@ export class ProxyServer {
     const route = routed.route;
     const leg = new UpgradeLeg(req, socket, head);
     const startedAt = Date.now();
-    const ex = forwardExchange(this.addons, this.upstream, route, req, leg.res, {
-      framing: framed.framing,
-      upgrade: {
-        leg,
-        done: (stats) =>
-          this.log.info({
-            event: "websocket",
-            flow: ex.id,
-            client: `${route.client.address}:${route.client.port}`,
-            server: formatTarget(route.target),
-            path: redactUrlQuery(route.path),
-            status: stats.status,
-            bytesUp: stats.bytesUp,
-            bytesDown: stats.bytesDown,
-            durationMs: Date.now() - startedAt,
-            ...(stats.error ? { error: stats.error } : {}),
-          }),
-      },
-    });
+    const websocket = /^\s*websocket\s*$/i.test(req.headers.upgrade ?? "");
+    const done = (stats: UpgradeStats): void => this.websocketRecord(route, ex.id, startedAt, stats);
+    const ex = forwardExchange(this.addons, this.upstream, route, req, leg.res, { framing: framed.framing, upgrade: { leg, ...(websocket ? { done } : {}) } });
     this.inFlight.set(ex, leg.res);
     socket.once("close", () => this.inFlight.delete(ex));
+  }
+
+  /** A WebSocket the upstream switched to has closed. */
+  private websocketRecord(route: ForwardRoute, flow: string, startedAt: number, stats: UpgradeStats): void {
+    this.log.info({
+      event: "websocket",
+      flow,
+      client: `${route.client.address}:${route.client.port}`,
+      server: formatTarget(route.target),
+      path: redactUrlQuery(route.path),
+      status: stats.status,
+      bytesUp: stats.bytesUp,
+      bytesDown: stats.bytesDown,
+      durationMs: Date.now() - startedAt,
+      ...(stats.error ? { error: stats.error } : {}),
+    });
   }
 
   private logRefused(req: http.IncomingMessage, tunnel: TunnelContext | undefined, status: number, reason: string): void {

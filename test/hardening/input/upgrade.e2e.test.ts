@@ -86,6 +86,24 @@ describe("Upgrade: a raw pipe only after a 101", () => {
     }
   }
 
+  it("an upgrade to anything but WebSocket (h2c) is not offered upstream: an ordinary exchange, even with a server that would switch", async () => {
+    const side = rig.sides.monitor;
+    const up = side.upstream.tunnel;
+    up.switchProtocols = true;
+    try {
+      const path = nextPath();
+      const raw = await sendRaw(side, "tunnel", [`GET ${path} HTTP/1.1\r\nHost: ${up.authority}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`]);
+      expect(parseRawResponse(raw).status).toBe(200);
+      const reached = await onPath("monitor", "tunnel", path);
+      expect(reached).toHaveLength(1);
+      expect(reached[0]!.headers.upgrade).toBeUndefined();
+      expect(await recordsOn("monitor", path, "websocket")).toEqual([]);
+      expect(await differentialFindings(side, "tunnel", path)).toEqual([]);
+    } finally {
+      up.switchProtocols = false;
+    }
+  });
+
   it("an upstream that answers 101: the pipe starts, bytes flow both ways, records say so", async () => {
     const side = rig.sides.enforce;
     const up = side.upstream.tunnel;
