@@ -98,7 +98,12 @@ export interface CheckOptions {
   deniedTools: readonly string[];
 }
 
-const UNDO: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gunzipSync, "x-gzip": zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync };
+const UNDO = new Map<string, (b: Buffer) => Buffer>([
+  ["gzip", zlib.gunzipSync],
+  ["x-gzip", zlib.gunzipSync],
+  ["deflate", zlib.inflateSync],
+  ["br", zlib.brotliDecompressSync],
+]);
 
 /**
  * JSON-RPC messages in a body under every reading a server might take: the bytes as they are (a server that
@@ -106,7 +111,7 @@ const UNDO: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gunzipSync, "x-
  */
 function messagesIn(body: Buffer, contentEncoding: string | undefined): Record<string, unknown>[] {
   const readings: unknown[] = [lenientJson(body)];
-  const undo = UNDO[(contentEncoding ?? "").trim().toLowerCase()];
+  const undo = UNDO.get((contentEncoding ?? "").trim().toLowerCase());
   try {
     if (undo) readings.push(lenientJson(undo(body)));
   } catch {
