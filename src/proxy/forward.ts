@@ -144,6 +144,7 @@ export function forwardExchange(
   /** The upstream answered 101: the exchange ends here on the record, and the connection becomes a raw pipe. */
   const switched = (upRes: http.IncomingMessage, socket: Duplex, head: Buffer, done: (stats: UpgradeStats) => void): void => {
     upstreamResponse = upRes;
+    if (route.secure && typeof (socket as TLSSocket).getProtocol === "function") (ex.server as { tls: string | null }).tls = (socket as TLSSocket).getProtocol();
     ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
     addons.responseHeaders(ex);
     responseTaps = addons.fanOut("response-tap", ex.responseTaps);
