@@ -41,7 +41,11 @@ export class UpgradeLeg {
     this.res = new http.ServerResponse(req);
     this.res.shouldKeepAlive = false;
     this.res.assignSocket(socket as net.Socket);
-    this.res.once("finish", () => socket.end());
+    this.res.once("finish", () => {
+      // Answered (by the upstream, or by the proxy itself): whatever the client sent after its head is dropped.
+      if (this.state === "waiting") this.ordinary();
+      socket.end();
+    });
     if (head.length > 0) this.onData(head);
     // Read (and hold or drop) whatever comes: a client that leaves is noticed, and its exchange ends as aborted.
     socket.on("data", this.onData);
