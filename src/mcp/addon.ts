@@ -139,8 +139,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         flow.requestDecoder = decoder(flow, "client_to_server", h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
-      } else if (opts.enforce && ex.request.method === "POST") {
-        // A lenient server may accept JSON-RPC under any content type: in enforce mode such a body is judged too.
+      } else if (opts.enforce && (ex.request.method === "POST" || carriesBody(h))) {
+        // A lenient server may accept JSON-RPC under any content type (and on any method): in enforce mode such
+        // a body is judged too.
         flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
         ex.tapRequest(flow.requestDecoder);
         enforceRequest(tracker, flow, opts.enforce, true);
@@ -215,6 +216,10 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
   if (flow.session === null || !flow.resumable) {
     tracker.giveUp((p) => p.flow === ex.id && p.direction === "client_to_server", reason);
   }
+}
+
+function carriesBody(h: Exchange["request"]["headers"]): boolean {
+  return h["transfer-encoding"] !== undefined || (h["content-length"] !== undefined && h["content-length"] !== "0");
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {
