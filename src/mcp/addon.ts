@@ -59,7 +59,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     const unreadable = p.ambiguity !== undefined && (flow.isMcp || direction === "client_to_server");
     if (!flow.isMcp && !unreadable) return;
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: p.ambiguity!, alternates: [] } } : {};
-    const event = tracker.invalid(flow.context(direction, extra), `${p.code}: ${p.message}`, 0);
+    const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
+    const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
+    const event = tracker.invalid(flow.context(direction, extra), why, 0);
     if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
     flow.captured?.push(event);
   };
@@ -139,12 +141,13 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         flow.requestDecoder = decoder(flow, "client_to_server", h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
-      } else if (opts.enforce && (ex.request.method === "POST" || carriesBody(h))) {
-        // A lenient server may accept JSON-RPC under any content type (and on any method): in enforce mode such
-        // a body is judged too.
+      } else if (ex.request.method === "POST" || carriesBody(h)) {
+        // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
+        // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
         flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
+        flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
-        enforceRequest(tracker, flow, opts.enforce, true);
+        if (opts.enforce) enforceRequest(tracker, flow, opts.enforce, true);
       }
     },
 

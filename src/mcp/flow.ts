@@ -15,6 +15,8 @@ export class McpFlow {
   /** The response stream carried SSE event ids: an unanswered request may still be answered on a later GET. */
   resumable = false;
   requestDecoder: BodyDecoderTap | null = null;
+  /** The request body is read as JSON although its content type (this) says otherwise: lenient servers do. */
+  sniffedType: string | null = null;
   readonly decoding: Promise<void>[] = [];
   /** Events of the client's body (enforce mode judges them before forwarding). */
   readonly requestEvents: RpcEvent[] = [];

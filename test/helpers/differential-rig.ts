@@ -124,35 +124,6 @@ export async function differentialFindings(side: Side, route: Route, casePath?: 
   }
 }
 
-/** What a request body is, as far as the list below cares. */
-export interface BodyTraits {
-  /** The body carries JSON-RPC messages. */
-  rpc: boolean;
-  contentType: string | null;
-  /** The Content-Encoding label, with a note when the body does not have that coding. */
-  coding?: string | null;
-  invalidUtf8?: boolean;
-}
-
-/**
- * needs undecodable-body fix: bodies whose JSON-RPC messages the proxy does not yet read as a lenient
- * receiver does (src/body, src/mcp). For them only promise 1 at the request level is checked (every request
- * the upstream read has an `http` record); message-level findings are not failed. Delete a line to turn its
- * check on. The one list for every differential test.
- */
-export function awaitingDecodeFix(t: BodyTraits, mode: PolicyMode): string | null {
-  if (!t.rpc) return null;
-  if (t.invalidUtf8) return "invalid UTF-8 inside a JSON string";
-  if (t.coding === "gzip (body not compressed)" || t.coding === "br (body not compressed)" || t.coding === "x-custom") return "a content coding the proxy cannot undo";
-  if (mode === "monitor" && !/^application\/json\b/i.test(t.contentType ?? "")) return "JSON-RPC under a non-JSON content type (monitor mode reads JSON types only)";
-  return null;
-}
-
-/** The findings a test fails on: all of them, or, for a body on the list above, the unrecorded requests only. */
-export function failingFindings(findings: readonly Finding[], pending: string | null): Finding[] {
-  return findings.filter((f) => f.kind === "unrecorded_request" || pending === null);
-}
-
 /** The JSON-RPC call of `tool` as a body. */
 export function callBody(id: number | string, tool: string): string {
   return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: {} } });

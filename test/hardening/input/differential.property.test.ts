@@ -7,7 +7,7 @@
  * received are parsed as a lenient server would and compared with the records (test/helpers/
  * differential-check.ts): a request the upstream could read without an `http` record always fails; a
  * JSON-RPC message without an `rpc` record, or a denied one that reached the upstream in enforce mode,
- * fails unless the variant is on the list of `awaitingDecodeFix` (test/helpers/differential-rig.ts).
+ * fails too.
  */
 import zlib from "node:zlib";
 import fc from "fast-check";
@@ -15,10 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAsUpstream } from "../../helpers/differential-check.js";
 import {
   ALLOWED_TOOL,
-  awaitingDecodeFix,
   DENIED_TOOL,
   differentialFindings,
-  failingFindings,
   sendRaw,
   startRig,
   type PolicyMode,
@@ -148,7 +146,6 @@ describe("differential: generated framing, encoding, charset and header variants
   });
 
   it("no request reaches an upstream unrecorded, and no denied message reaches it in enforce mode", async () => {
-    const awaited = new Map<string, number>();
     let reached = 0;
     let sent = 0;
     await fc.assert(
@@ -162,10 +159,7 @@ describe("differential: generated framing, encoding, charset and header variants
           const findings = await differentialFindings(side, v.route, path, 1_500);
           sent++;
           if ((await parseAsUpstream(side.upstream[v.route].connections)).some((r) => r.url.includes(path))) reached++;
-          const pending = awaitingDecodeFix({ rpc: carriesRpc(v), contentType: v.contentType, coding: v.coding, invalidUtf8: v.invalidUtf8 }, mode);
-          const failing = failingFindings(findings, pending);
-          if (pending !== null && findings.length > failing.length) awaited.set(pending, (awaited.get(pending) ?? 0) + 1);
-          expect(failing, `${mode} mode, ${JSON.stringify(v)}`).toEqual([]);
+          expect(findings, `${mode} mode, ${JSON.stringify(v)}`).toEqual([]);
         }
       }),
       { numRuns: Number(process.env.DIFFERENTIAL_RUNS ?? 60), interruptAfterTimeLimit: 150_000, markInterruptAsFailure: false },
@@ -174,6 +168,5 @@ describe("differential: generated framing, encoding, charset and header variants
     expect(reached).toBeGreaterThan(sent / 5);
     // Said in the output, so the list can be shortened as the decoding fixes land.
     console.info(`differential: ${sent} requests sent, ${reached} reached the upstream`);
-    if (awaited.size > 0) console.info(`awaiting the undecodable-body fix: ${JSON.stringify(Object.fromEntries(awaited))}`);
   }, 240_000);
 });
