@@ -8,6 +8,7 @@ import { registerRunCommand } from "./run.js";
 import { registerEnvCommand } from "./env-command.js";
 import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
+import { registerUiCommand } from "../ui/server/ui-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -79,6 +80,7 @@ export function buildProgram(): Command {
   registerExportCommand(program);
   registerRunCommand(program);
   registerEnvCommand(program);
+  registerUiCommand(program);
   return program;
 }
 

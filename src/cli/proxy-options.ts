@@ -7,6 +7,8 @@ import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import type { StartOptions } from "./start.js";
 
+const DEFAULT_UI_PORT = 8081;
+
 export function caDirOption(): Option {
   return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
 }
@@ -52,6 +54,8 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .addOption(
       new Option("--connect-timeout <ms>", "how long a new upstream connection (TCP and TLS) may take before 502").default(30_000).argParser(parsePositiveInt),
     )
+    .option("--ui", "serve the web UI on loopback (the banner prints its URL with a token)", false)
+    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -76,6 +80,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     logKeep: o.logKeep as number,
     auditChain: o.auditChain as boolean,
     onLogError: o.onLogError as "pass" | "block",
+    ...(o.ui || o.uiPort !== undefined ? { uiPort: (o.uiPort as number | undefined) ?? DEFAULT_UI_PORT } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

@@ -57,6 +57,8 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
+  uiPort?: number;
 }
 
 /** Bounds on what the proxy remembers between messages. */
@@ -146,6 +148,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const address = await server.listen();
   const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
   const reversePorts = [...address.reversePorts];
+  const ui = opts.uiPort !== undefined ? await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort) : null;
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
   log.info({
     event: "start",
@@ -168,6 +171,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       insecure: opts.insecureUpstream,
       policy: `${policyFile} (${policyConfig.mode})`,
       reverse: reverseLines,
+      ...(ui ? { ui: ui.url } : {}),
     }),
   );
   let stopping: Promise<void> | null = null;
@@ -178,6 +182,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
+        await ui?.close();
         await keylog?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();

@@ -5,6 +5,7 @@ import { AuditChain } from "./audit-chain.js";
 import { BatchWriter } from "./batch-writer.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
+import { RecordStream, teeToRecordStream } from "../records/record-stream.js";
 
 export type { Logger };
 
@@ -13,6 +14,8 @@ export interface LogSink {
   /** Where records go, for the banner: a file path or "stdout". */
   target: string;
   health: LogHealth;
+  /** Every record line as written, for subscribers (the web UI feed); see records/record-stream.ts. */
+  records: RecordStream;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;
 }
@@ -55,9 +58,17 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
     : writerDestination(opts, target, health);
-  const stream = opts.auditChain ? new AuditChain(base.stream) : base.stream;
+  // The tee sits after the audit chain: subscribers see each line exactly as written.
+  const records = new RecordStream();
+  const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
+  const stream = opts.auditChain ? new AuditChain(tee) : tee;
   const logger = pino(options, stream as pino.DestinationStream);
-  return { logger, target: base.describe, health, flush: base.flush };
+  records.setDropReporter((r) => logger.warn({ event: "record_stream_drops", ...r }));
+  const flush = async (): Promise<void> => {
+    records.close();
+    await base.flush();
+  };
+  return { logger, target: base.describe, health, records, flush };
 }
 
 let stampedMs = -1;

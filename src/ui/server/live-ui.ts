@@ -1,0 +1,21 @@
+import type { RecordStream } from "../../records/record-stream.js";
+import { RecordHistory } from "./record-history.js";
+import { startUiServer, type RunningUi } from "./ui-server.js";
+
+/** Lines the UI may hold back while it is busy, before the record stream drops (and counts) them. */
+const LIVE_MAX_QUEUE = 50_000;
+
+/** The UI of a running proxy: fed by the record stream, never by the file sink. */
+export async function startLiveUi(records: RecordStream, port: number): Promise<RunningUi> {
+  const history = new RecordHistory();
+  const ui = await startUiServer({ port, history, source: { kind: "live", follow: true, description: "live proxy" } });
+  const subscription = records.subscribe((line) => history.append(line), { maxQueue: LIVE_MAX_QUEUE, name: "web-ui" });
+  return {
+    port: ui.port,
+    url: ui.url,
+    close: async () => {
+      subscription.stop();
+      await ui.close();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { Command } from "commander";
+import { Option } from "commander";
+import { parsePort } from "../../cli/option-parsers.js";
+import { fileLines } from "../../cli/tail/follow.js";
+import { UsageError } from "../../util/usage-error.js";
+import { resolveLogInputs } from "./log-files.js";
+import { RecordHistory } from "./record-history.js";
+import { DEFAULT_UI_PORT, startUiServer } from "./ui-server.js";
+
+export interface UiCommandOptions {
+  uiPort: number;
+  follow?: boolean;
+}
+
+export function registerUiCommand(program: Command): void {
+  program
+    .command("ui")
+    .argument("<paths...>", "NDJSON logs, or folders (every *.ndjson in them, rotated files included)")
+    .description("serve the web UI over saved logs (loopback only; the URL printed holds its token)")
+    .addOption(new Option("--ui-port <port>", "port to serve on (0: any free port)").default(DEFAULT_UI_PORT).argParser(parsePort))
+    .option("-f, --follow", "keep reading as the logs grow, like tail -F")
+    .action(async (paths: string[], o: UiCommandOptions) => {
+      await uiCommand(paths, o);
+    });
+}
+
+/** `mcp-wiretap ui`: runs until SIGINT/SIGTERM or `signal`. */
+export async function uiCommand(paths: string[], o: UiCommandOptions, signal?: AbortSignal): Promise<void> {
+  const inputs = await resolveLogInputs(paths).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read ${err.path ?? paths.join(" ")}: ${err.code ?? err.message}`);
+  });
+  if (inputs.length === 0) throw new UsageError(`no *.ndjson log in ${paths.join(" ")}`);
+  const history = new RecordHistory();
+  const stop = new AbortController();
+  signal?.addEventListener("abort", () => stop.abort(), { once: true });
+  // Rotated files first, in order; then the current files, followed when asked.
+  for (const input of inputs.filter((i) => i.rotated || !o.follow)) {
+    for await (const line of fileLines(input.file)) history.append(line);
+  }
+  const followed = o.follow ? inputs.filter((i) => !i.rotated) : [];
+  const ui = await startUiServer({
+    port: o.uiPort,
+    history,
+    source: { kind: "files", follow: followed.length > 0, description: inputs.map((i) => i.file).join(", ") },
+  });
+  process.stderr.write(`mcp-wiretap: ${history.end} records from ${inputs.length} file(s)${o.follow ? ", following" : ""}\n  UI: ${ui.url}\n`);
+  const readers = followed.map(async (input) => {
+    for await (const line of fileLines(input.file, { follow: true, signal: stop.signal })) history.append(line);
+  });
+  await new Promise<void>((resolve) => {
+    const done = (): void => resolve();
+    stop.signal.addEventListener("abort", done, { once: true });
+    process.once("SIGINT", () => stop.abort());
+    process.once("SIGTERM", () => stop.abort());
+  });
+  await ui.close();
+  await Promise.allSettled(readers);
+}
