@@ -2,7 +2,7 @@
 const MAX_CHILDREN = 300;
 const MAX_STRING = 20_000;
 
-export function JsonView({ value, open = 2 }: { value: unknown; open?: number }) {
+export function JsonView({ value, open = 4 }: { value: unknown; open?: number }) {
   return (
     <div class="json">
       <Node value={value} depth={0} open={open} />
