@@ -60,6 +60,7 @@ describe("web UI, live", () => {
 
   it("shows the session and its tools/call rows as the SDK client makes them", async () => {
     client = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem, clientName: "ui-test-client" });
+    await client.client.listTools();
     await client.client.callTool({ name: "echo", arguments: { message: "hello from the ui test" } });
     await client.client.callTool({ name: "echo", arguments: { message: "second echo" } });
     await client.client.callTool({ name: "get-sum", arguments: { a: 2, b: 3 } });
@@ -95,6 +96,9 @@ describe("web UI, live", () => {
     const second = await waitInPage<string>(page, `document.querySelector(".detail")?.textContent`, "the second row's detail");
     expect(second).toContain("Echo: second echo");
     await setFilter(page, "");
+    const rows = await page.$$(".list .row");
+    for (const r of rows) if ((await r.$eval(".c-tool", (c) => c.textContent)) === "get-sum") await r.click();
+    await waitInPage(page, `document.querySelector(".detail")?.textContent.includes("get-sum")`, "the get-sum detail");
     await page.screenshot({ path: path.join(REPO_ROOT, "docs", "ui.png") });
     await page.keyboard.press("Escape");
   });
