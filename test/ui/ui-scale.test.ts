@@ -45,9 +45,9 @@ describe("web UI at scale", () => {
     const out = createWriteStream(file);
     const t0 = Date.parse("2026-11-23T10:00:00.000Z");
     for (let i = 0; i < RECORDS; i++) {
-      if (!out.write(`${JSON.stringify(record(i, new Date(t0 + i).toISOString()))}\n`)) await new Promise((r) => out.once("drain", r));
+      if (!out.write(`${JSON.stringify(record(i, new Date(t0 + i).toISOString()))}\n`)) await new Promise<void>((r) => out.once("drain", () => r()));
     }
-    await new Promise((r) => out.end(r));
+    await new Promise<void>((r) => out.end(() => r()));
     let cli: SpawnedCli | undefined;
     const page = await browser.newPage();
     try {

@@ -43,7 +43,8 @@ export async function uiCommand(paths: string[], o: UiCommandOptions, signal?: A
     history,
     source: { kind: "files", follow: followed.length > 0, description: inputs.map((i) => i.file).join(", ") },
   });
-  process.stderr.write(`mcp-wiretap: ${history.end} records from ${inputs.length} file(s)${o.follow ? ", following" : ""}\n  UI: ${ui.url}\n`);
+  const what = followed.length > 0 ? `following ${followed.length} file(s) after ${history.end} rotated records` : `${history.end} records from ${inputs.length} file(s)`;
+  process.stderr.write(`mcp-wiretap: ${what}\n  UI: ${ui.url}\n`);
   const readers = followed.map(async (input) => {
     for await (const line of fileLines(input.file, { follow: true, signal: stop.signal })) history.append(line);
   });
