@@ -24,8 +24,12 @@ export function registerUiCommand(program: Command): void {
     });
 }
 
-/** `mcp-wiretap ui`: runs until SIGINT/SIGTERM or `signal`. */
-export async function uiCommand(paths: string[], o: UiCommandOptions, signal?: AbortSignal): Promise<void> {
+/** `mcp-wiretap ui`: runs until SIGINT/SIGTERM, or until `signal` aborts when one is given (tests). */
+export async function uiCommand(
+  paths: string[],
+  o: UiCommandOptions,
+  { signal, onReady }: { signal?: AbortSignal; onReady?: (url: string) => void } = {},
+): Promise<void> {
   const inputs = await resolveLogInputs(paths).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot read ${err.path ?? paths.join(" ")}: ${err.code ?? err.message}`);
   });
@@ -45,14 +49,17 @@ export async function uiCommand(paths: string[], o: UiCommandOptions, signal?: A
   });
   const what = followed.length > 0 ? `following ${followed.length} file(s) after ${history.end} rotated records` : `${history.end} records from ${inputs.length} file(s)`;
   process.stderr.write(`mcp-wiretap: ${what}\n  UI: ${ui.url}\n`);
+  onReady?.(ui.url);
   const readers = followed.map(async (input) => {
     for await (const line of fileLines(input.file, { follow: true, signal: stop.signal })) history.append(line);
   });
   await new Promise<void>((resolve) => {
     const done = (): void => resolve();
     stop.signal.addEventListener("abort", done, { once: true });
-    process.once("SIGINT", () => stop.abort());
-    process.once("SIGTERM", () => stop.abort());
+    if (!signal) {
+      process.once("SIGINT", () => stop.abort());
+      process.once("SIGTERM", () => stop.abort());
+    }
   });
   await ui.close();
   await Promise.allSettled(readers);

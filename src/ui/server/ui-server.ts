@@ -87,7 +87,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
         // Lines the history let go before this client read them: the page says how many it missed.
         const skipped = from - cursor;
         cursor = from + lines.length;
-        const ok = res.write(`data: {"from":${from},"skipped":${skipped},"records":[${lines.join(",")}]}\n\n`);
+        // Lines go as JSON strings: one malformed line (a followed file can hold anything) costs only itself.
+        const ok = res.write(`data: {"from":${from},"skipped":${skipped},"lines":${JSON.stringify(lines)}}\n\n`);
         if (!ok) {
           // A slow page: stop writing until it drains; what arrives meanwhile waits in the history.
           waitingDrain = true;

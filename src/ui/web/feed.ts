@@ -63,10 +63,10 @@ export async function connect(store: Store, status: FeedStatus, changed: () => v
     changed();
   };
   source.onmessage = (e: MessageEvent<string>) => {
-    const batch = JSON.parse(e.data) as { skipped: number; records: Record<string, unknown>[] };
+    const batch = JSON.parse(e.data) as { skipped: number; lines: string[] };
     store.skipped += batch.skipped;
-    for (const r of batch.records) store.add(r, JSON.stringify(r));
-    received += batch.records.length;
+    for (const line of batch.lines) store.addLine(line);
+    received += batch.lines.length;
     frame();
   };
 }
