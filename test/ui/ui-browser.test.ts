@@ -99,7 +99,9 @@ describe("web UI, live", () => {
     const rows = await page.$$(".list .row");
     for (const r of rows) if ((await r.$eval(".c-tool", (c) => c.textContent)) === "get-sum") await r.click();
     await waitInPage(page, `document.querySelector(".detail")?.textContent.includes("get-sum")`, "the get-sum detail");
-    await page.screenshot({ path: path.join(REPO_ROOT, "docs", "ui.png") });
+    // The README's picture: refreshed with MCP_WIRETAP_UPDATE_SCREENSHOT=1 (a plain run leaves the tree clean).
+    const shot = process.env.MCP_WIRETAP_UPDATE_SCREENSHOT === "1" ? path.join(REPO_ROOT, "docs", "ui.png") : path.join(tmp, "ui.png");
+    await page.screenshot({ path: shot });
     await page.keyboard.press("Escape");
   });
 
