@@ -148,7 +148,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const address = await server.listen();
   const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
   const reversePorts = [...address.reversePorts];
-  const ui = opts.uiPort !== undefined ? await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort) : null;
+  const ui =
+    opts.uiPort === undefined
+      ? null
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort).catch(async (err: unknown) => {
+          await server.close(0);
+          throw err;
+        });
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
   log.info({
     event: "start",

@@ -8,7 +8,10 @@ const LIVE_MAX_QUEUE = 50_000;
 /** The UI of a running proxy: fed by the record stream, never by the file sink. */
 export async function startLiveUi(records: RecordStream, port: number): Promise<RunningUi> {
   const history = new RecordHistory();
-  const ui = await startUiServer({ port, history, source: { kind: "live", follow: true, description: "live proxy" } });
+  const ui = await startUiServer({ port, history, source: { kind: "live", follow: true, description: "live proxy" } }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "EADDRINUSE") err.message = `web UI port ${port} is in use; choose another with --ui-port N (0: any free port)`;
+    throw err;
+  });
   const subscription = records.subscribe((line) => history.append(line), { maxQueue: LIVE_MAX_QUEUE, name: "web-ui" });
   return {
     port: ui.port,

@@ -53,22 +53,30 @@ export async function connect(store: Store, status: FeedStatus, changed: () => v
     frames = 0;
     changed();
   }, 1000);
-  const source = new EventSource(`/api/feed?from=${first + lines}`);
-  source.onopen = () => {
-    status.connected = true;
-    changed();
+  // Reconnects itself from where it got to: EventSource's own retry would ask for the same start again.
+  let cursor = first + lines;
+  const open = (): void => {
+    const source = new EventSource(`/api/feed?from=${cursor}`);
+    source.onopen = () => {
+      status.connected = true;
+      changed();
+    };
+    source.onerror = () => {
+      source.close();
+      status.connected = false;
+      changed();
+      setTimeout(open, 2_000);
+    };
+    source.onmessage = (e: MessageEvent<string>) => {
+      const batch = JSON.parse(e.data) as { from: number; skipped: number; lines: string[] };
+      store.skipped += batch.skipped;
+      for (const line of batch.lines) store.addLine(line);
+      cursor = batch.from + batch.lines.length;
+      received += batch.lines.length;
+      frame();
+    };
   };
-  source.onerror = () => {
-    status.connected = false;
-    changed();
-  };
-  source.onmessage = (e: MessageEvent<string>) => {
-    const batch = JSON.parse(e.data) as { skipped: number; lines: string[] };
-    store.skipped += batch.skipped;
-    for (const line of batch.lines) store.addLine(line);
-    received += batch.lines.length;
-    frame();
-  };
+  open();
 }
 
 /** Reads NDJSON as it arrives, drawing progress now and then. Returns the number of lines read. */
