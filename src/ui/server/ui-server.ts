@@ -52,6 +52,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
       }
       return send(res, "text/html; charset=utf-8", servedPage());
     }
+    if (url.pathname === "/favicon.ico") {
+      res.writeHead(204);
+      return void res.end();
+    }
     if (url.pathname === "/app.js") return send(res, "text/javascript; charset=utf-8", assets.js);
     if (url.pathname === "/app.css") return send(res, "text/css; charset=utf-8", assets.css);
     if (url.pathname === "/api/info") return send(res, "application/json", JSON.stringify(opts.source));

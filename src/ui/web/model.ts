@@ -179,11 +179,21 @@ export class Store {
     }
     group.answer = msg;
     list.splice(at, 1);
+    // An initialize request goes out before the server names the session: count it in the session its answer names.
+    if (group.request.record.session == null && session !== null) this.moveToSession(server, session);
     if (list.length === 0) this.open.delete(key);
     if (group.status !== "denied") {
       const result = obj(r.result);
       group.status = kind === "unanswered" ? "unanswered" : kind === "error" || result?.isError === true ? "error" : isDenied(r) ? "denied" : "ok";
     }
+  }
+
+  private moveToSession(server: string, session: string): void {
+    const none = this.sessions.get(`${server}|`);
+    if (!none) return;
+    none.messages--;
+    if (none.messages <= 0) this.sessions.delete(none.key);
+    this.sessionOf(server, session).messages++;
   }
 
   private count(msg: Msg): void {
@@ -235,6 +245,7 @@ export class Store {
     c.truncated = tools === null;
     if (!tools) {
       for (const f of findings) c.drift.push({ tool: f.tool ?? "?", time: c.listedAt, before: undefined, after: undefined, pinFinding: f.detail });
+      c.tools = new Map(namesInPreview(str(result?.preview)).map((name) => [name, undefined]));
       return;
     }
     const listed = new Map<string, unknown>();
@@ -249,6 +260,25 @@ export class Store {
     });
     c.tools = listed;
   }
+}
+
+/**
+ * Tool names from the preview of a truncated `tools/list` result (`{"tools":[{"name":"a",…},{"name":"b",…`):
+ * the tools whose definition starts within the preview. A name inside a schema does not follow `[{` or `},{`
+ * at the top level of the array often, but may: these are shown as names only, marked as from a preview.
+ */
+export function namesInPreview(preview: string | null): string[] {
+  if (!preview) return [];
+  const names: string[] = [];
+  const re = /(?:"tools":\[|\},)\{"name":"((?:[^"\\]|\\.)*)"/g;
+  for (const m of preview.matchAll(re)) {
+    try {
+      names.push(JSON.parse(`"${m[1] as string}"`) as string);
+    } catch {
+      // a name cut by the truncation
+    }
+  }
+  return [...new Set(names)];
 }
 
 /** `tool_changed` / `tool_added` findings of the pin check, by index in the listed tools. */

@@ -31,8 +31,8 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
             <td>{s.serverName ?? ""}</td>
             <td>{s.protocolVersion ?? ""}</td>
             <td>{s.transport ?? ""}</td>
-            <td>{s.start ?? ""}</td>
-            <td>{s.end ?? ""}</td>
+            <td class="nowrap">{when(s.start)}</td>
+            <td class="nowrap">{when(s.end)}</td>
             <td class="n">{s.messages}</td>
             <td class="n">{s.errors}</td>
             <td class="n">{s.denials}</td>
@@ -100,7 +100,12 @@ function CatalogView({ catalog }: { catalog: Catalog }) {
       <h3>
         {catalog.server} <span class="muted">listed {catalog.listedAt ?? ""}</span>
       </h3>
-      {catalog.truncated ? <p class="warn">The last tools/list result is truncated in the log (--payloads): its tools cannot be shown.</p> : null}
+      {catalog.truncated ? (
+        <p class="warn">
+          The last tools/list result is truncated in the log (--payloads): only the names its preview holds are shown ({catalog.tools.size}), a name
+          inside a schema may be among them.
+        </p>
+      ) : null}
       {catalog.drift.length > 0 ? (
         <div class="drift">
           <h4>Changed definitions</h4>
@@ -145,6 +150,8 @@ function DriftView({ drift }: { drift: ToolDrift }) {
     </div>
   );
 }
+
+const when = (iso: string | null): string => (iso ? iso.replace("T", " ").slice(0, 19) : "");
 
 function describe(def: unknown): string {
   const d = def as { description?: unknown; title?: unknown } | null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lineDiff } from "../../../src/ui/web/line-diff.js";
-import { quantile, Store } from "../../../src/ui/web/model.js";
+import { namesInPreview, quantile, Store } from "../../../src/ui/web/model.js";
 import { compileQuery, parseQuery } from "../../../src/ui/web/query.js";
 
 const allow = { action: "allow", enforced: false, rules: [] };
@@ -82,6 +82,19 @@ describe("web UI model", () => {
     ]);
     const pinnedBefore = load([list(3, "Changed since pinned", finding)]).catalogs.get("mcp.example.com:443")!;
     expect(pinnedBefore.drift[0]).toMatchObject({ tool: "echo", before: undefined });
+  });
+
+  it("counts an initialize request in the session its answer names", () => {
+    const store = load([
+      rpc({ flow: "i", session: null, direction: "client_to_server", kind: "request", id: 0, method: "initialize", tool: null }),
+      rpc({ flow: "i", session: "s9", direction: "server_to_client", kind: "response", id: 0, method: "initialize", tool: null, result: {} }),
+    ]);
+    expect([...store.sessions.values()].map((s) => [s.session, s.messages])).toEqual([["s9", 2]]);
+  });
+
+  it("reads tool names from the preview of a truncated tools/list", () => {
+    const preview = '{"tools":[{"name":"echo","inputSchema":{"properties":{"name":{"type":"string"}}}},{"name":"get-\\"sum\\"","description":"x"},{"name":"cut-of';
+    expect(namesInPreview(preview)).toEqual(["echo", 'get-"sum"']);
   });
 
   it("reads the filter box: tail's tokens, dir:, status: and free text", () => {
