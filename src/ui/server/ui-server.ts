@@ -4,7 +4,6 @@ import { loadAssets, SERVED_CSP, servedPage } from "./assets.js";
 import { UiGuard } from "./guard.js";
 import type { RecordHistory } from "./record-history.js";
 
-export const DEFAULT_UI_PORT = 8081;
 /** Live batches go out at most this often; the page redraws once per batch. */
 const FEED_INTERVAL_MS = 100;
 /** Lines per feed event; a client further behind catches up over several. */

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
-import { uiCommand } from "../../../src/ui/server/ui-command.js";
+import { uiCommand } from "../../../src/ui/server/serve-logs.js";
 import { waitUntil } from "../../helpers/wait-until.js";
 
 const rec = (name: string): string => `${JSON.stringify({ level: "info", time: "2026-11-23T10:00:00.000Z", event: "rpc", name })}\n`;
