@@ -189,6 +189,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
         await ui?.close();
+        // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
+        sink.records.close();
         await keylog?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();
