@@ -17,9 +17,9 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
           <th>transport</th>
           <th>start</th>
           <th>end</th>
-          <th>messages</th>
-          <th>errors</th>
-          <th>denials</th>
+          <th class="n">messages</th>
+          <th class="n">errors</th>
+          <th class="n">denials</th>
         </tr>
       </thead>
       <tbody>
@@ -52,14 +52,14 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
         <tr>
           <th>tool</th>
           <th>server</th>
-          <th>calls</th>
-          <th>errors</th>
-          <th>denials</th>
-          <th>p50</th>
-          <th>p95</th>
-          <th>p99</th>
-          <th title="request bytes">bytes in</th>
-          <th title="result bytes: what the tool's results cost a model's context">bytes out</th>
+          <th class="n">calls</th>
+          <th class="n">errors</th>
+          <th class="n">denials</th>
+          <th class="n">p50</th>
+          <th class="n">p95</th>
+          <th class="n">p99</th>
+          <th class="n" title="request bytes">bytes in</th>
+          <th class="n" title="result bytes: what the tool's results cost a model's context">bytes out</th>
         </tr>
       </thead>
       <tbody>
