@@ -15,6 +15,8 @@ export interface BannerFacts {
    * --reverse (its clients use the local URLs).
    */
   client?: { exports: string[]; caDir: string; proxyAuth: boolean };
+  /** The web UI's URL, with its token. */
+  ui?: string;
 }
 
 /** What a user needs to point a client at the proxy, printed to stderr at start. */
@@ -26,6 +28,7 @@ export function banner(f: BannerFacts): string {
     `  CA certificate: ${f.caCertPath}${f.caCreated ? " (created now)" : ""}`,
     `  logs: ${f.logTarget}`,
     `  policy: ${f.policy}`,
+    ...(f.ui ? [`  UI: ${f.ui}`] : []),
     ...(f.insecure ? ["  WARNING: upstream certificates are not verified (--insecure-upstream)"] : []),
     ...(f.reverse?.length ? ["Reverse mode (point a client at the local URL):", ...f.reverse.map((r) => `  ${r}`)] : []),
   ];

@@ -6,6 +6,7 @@ const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : p
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import type { StartOptions } from "./start.js";
+import { DEFAULT_UI_PORT } from "../ui/server/ui-command.js";
 
 export function caDirOption(): Option {
   return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
@@ -67,6 +68,8 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .addOption(
       new Option("--connect-timeout <ms>", "how long a new upstream connection (TCP and TLS) may take before 502").default(30_000).argParser(parsePositiveInt),
     )
+    .option("--ui", "serve the web UI on loopback (the banner prints its URL with a token)", false)
+    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -92,6 +95,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     auditChain: o.auditChain as boolean,
     ...(o.auditDir ? { auditDir: o.auditDir as string } : {}),
     onLogError: o.onLogError as "pass" | "block",
+    ...(o.ui || o.uiPort !== undefined ? { uiPort: (o.uiPort as number | undefined) ?? DEFAULT_UI_PORT } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

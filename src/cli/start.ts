@@ -57,6 +57,8 @@ export interface StartOptions {
   handshakeTimeoutMs?: number;
   /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
   clientHint?: boolean;
+  /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
+  uiPort?: number;
 }
 
 export class StartError extends UsageError {}
@@ -126,6 +128,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const address = await server.listen();
   const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
   const reversePorts = [...address.reversePorts];
+  const ui =
+    opts.uiPort === undefined
+      ? null
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort).catch(async (err: unknown) => {
+          await server.close(0);
+          throw err;
+        });
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
   log.info({
     event: "start",
@@ -149,6 +158,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       policy: `${policyFile} (${policyConfig.mode})`,
       reverse: reverseLines,
       ...(opts.clientHint !== false && reverse.length === 0 ? { client: clientHint(address, ca, opts) } : {}),
+      ...(ui ? { ui: ui.url } : {}),
     }),
   );
   let stopping: Promise<void> | null = null;
@@ -159,6 +169,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
+        await ui?.close();
+        // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
+        sink.records.close();
         await keylog?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();

@@ -9,6 +9,7 @@ import { ExchangeSecrets } from "./exchange-secrets.js";
 import { guardRecord } from "./record-guard.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
+import { RecordStream, teeToRecordStream } from "../records/record-stream.js";
 
 export type { Logger };
 
@@ -19,6 +20,8 @@ export interface LogSink {
   health: LogHealth;
   /** Credentials of each exchange, removed by value from its records (register `secrets.addon()`). */
   secrets: ExchangeSecrets;
+  /** Every record line as written, for subscribers (the web UI feed); see records/record-stream.ts. */
+  records: RecordStream;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;
 }
@@ -76,13 +79,18 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
     : writerDestination(opts, target, health, checkpoint);
-  if (audit) chain = new AuditChain(base.stream, audit.keys, audit.from);
-  const logger = pino(options, (chain ?? base.stream) as pino.DestinationStream);
+  // The tee sits after the audit chain: subscribers see each line exactly as written.
+  const records = new RecordStream();
+  const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
+  if (audit) chain = new AuditChain(tee, audit.keys, audit.from);
+  const logger = pino(options, (chain ?? tee) as pino.DestinationStream);
+  records.setDropReporter((r) => logger.warn({ event: "record_stream_drops", ...r }));
   const flush = async (): Promise<void> => {
+    records.close();
     await base.flush();
     audit?.state?.close();
   };
-  return { logger, target: base.describe, health, secrets, flush };
+  return { logger, target: base.describe, health, secrets, records, flush };
 }
 
 let stampedMs = -1;

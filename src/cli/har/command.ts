@@ -6,28 +6,40 @@ import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filt
 import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
 import { buildHar } from "./har.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
+import { UsageError } from "../../util/usage-error.js";
 
 export interface ExportOptions extends RecordFilters {
   /** Where the HAR goes ("-": stdout). */
-  har: string;
+  har?: string;
+  /** Where the self-contained HTML page goes (see ui/server/html-export.ts). */
+  html?: string;
 }
 
 export function registerExportCommand(program: Command): void {
   const command = program
     .command("export")
-    .argument("[file]", "NDJSON log written by `start` (- or absent: stdin)")
-    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages")
-    .requiredOption("--har <out>", "the HAR file to write (- for stdout)")
+    .argument("[files...]", "NDJSON logs written by `start` (- or absent: stdin)")
+    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages; or to one self-contained HTML page of the web UI")
+    .option("--har <out>", "the HAR file to write (- for stdout)")
+    .option("--html <out>", "write the web UI with the records embedded, one file that opens offline (- for stdout)")
     .addOption(stdioLogsOption());
-  addFilterOptions(command).action(async (file: string | undefined, o: ExportOptions & { stdioLogs?: boolean }) => {
-    process.exitCode = await exportCommand(inputFile(file, o), o);
+  addFilterOptions(command).action(async (given: string[], o: ExportOptions & { stdioLogs?: boolean }) => {
+    const files = o.stdioLogs ? [inputFile(given[0], o)!] : given;
+    if (o.stdioLogs && given.length > 1) throw new UsageError("give either FILE or --stdio-logs, not both");
+    if (o.html !== undefined) {
+      process.exitCode = await (await import("../../ui/server/html-export.js")).exportHtml(files, o.html, o, process);
+      if (o.har === undefined || process.exitCode !== 0) return;
+    }
+    if (o.har === undefined) throw new UsageError("export needs --har OUT or --html OUT");
+    if (files.length > 1) throw new UsageError("--har reads one log file");
+    process.exitCode = await exportCommand(files[0], o as ExportOptions & { har: string });
   });
 }
 
 /** `mcp-wiretap export --har OUT [FILE]`: resolves with the exit code. */
 export async function exportCommand(
   file: string | undefined,
-  o: ExportOptions,
+  o: ExportOptions & { har: string },
   io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; stdin: NodeJS.ReadableStream } = process,
 ): Promise<number> {
   const records: LogRecord[] = [];
