@@ -39,6 +39,18 @@ export function addPayloadOptions(cmd: Command): Command {
     );
 }
 
+/** The live web UI: shared by `start`, `run` and `stdio`. */
+export function addUiOptions(cmd: Command): Command {
+  return cmd
+    .option("--ui", "serve the web UI on loopback (its URL, with a token, is printed on stderr)", false)
+    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort));
+}
+
+/** `--ui` / `--ui-port` as the port to serve on; undefined: no UI. */
+export function uiPortOf(o: { ui?: unknown; uiPort?: unknown }): number | undefined {
+  return o.ui || o.uiPort !== undefined ? ((o.uiPort as number | undefined) ?? DEFAULT_UI_PORT) : undefined;
+}
+
 /** The options of a running proxy, shared by `start` and `run`. */
 export function addProxyOptions(cmd: Command, defaults: { port: number }): Command {
   cmd
@@ -59,6 +71,7 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
       [],
     );
   addPayloadOptions(cmd);
+  addUiOptions(cmd);
   return cmd
     .addOption(
       new Option("--proxy-auth <user:password>", "require HTTP Basic proxy credentials (needed to listen beyond loopback)").env(
@@ -68,8 +81,6 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .addOption(
       new Option("--connect-timeout <ms>", "how long a new upstream connection (TCP and TLS) may take before 502").default(30_000).argParser(parsePositiveInt),
     )
-    .option("--ui", "serve the web UI on loopback (the banner prints its URL with a token)", false)
-    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -95,7 +106,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     auditChain: o.auditChain as boolean,
     ...(o.auditDir ? { auditDir: o.auditDir as string } : {}),
     onLogError: o.onLogError as "pass" | "block",
-    ...(o.ui || o.uiPort !== undefined ? { uiPort: (o.uiPort as number | undefined) ?? DEFAULT_UI_PORT } : {}),
+    ...(uiPortOf(o) !== undefined ? { uiPort: uiPortOf(o)! } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import type { OnLogError } from "../log/log-health.js";
 import type { PayloadMode } from "../log/payload.js";
-import { addLogOptions, addPayloadOptions, caDirOption } from "./proxy-options.js";
+import { addLogOptions, addPayloadOptions, addUiOptions, caDirOption } from "./proxy-options.js";
 
 export interface StdioOptions {
   name?: string;
@@ -12,6 +12,8 @@ export interface StdioOptions {
   logKeep?: number;
   auditChain?: boolean;
   auditDir?: string;
+  ui?: boolean;
+  uiPort?: number;
   onLogError?: OnLogError;
   payloads?: PayloadMode;
   maxPayloadBytes?: number;
@@ -29,6 +31,7 @@ export function registerStdioCommand(program: Command): Command {
     .addOption(caDirOption());
   addLogOptions(cmd);
   addPayloadOptions(cmd);
+  addUiOptions(cmd);
   // The shared options, described as they apply here.
   const describe = (long: string, text: string): void => {
     const option = cmd.options.find((opt) => opt.long === long);
@@ -44,7 +47,8 @@ export function registerStdioCommand(program: Command): Command {
       "",
       "stdin and stdout are the MCP channel: records never go to stdout. Without --log-file each launch writes",
       "its own file in $XDG_STATE_HOME/mcp-wiretap/ (else ~/.local/state/mcp-wiretap/); read the newest with",
-      "`mcp-wiretap tail --stdio-logs -f`.",
+      "`mcp-wiretap tail --stdio-logs -f`, or browse them all with `mcp-wiretap ui` (no argument: that folder).",
+      "--ui serves this server's messages live while it runs (a failure to serve it never stops the server).",
       "Exit code: the server's (128+n for signal n; 127 if it is not found).",
       "",
       "Example (what a client config launches):",

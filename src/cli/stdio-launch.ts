@@ -11,6 +11,7 @@ import { StdioTap } from "../stdio/stdio-tap.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
 import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { uiPortOf } from "./proxy-options.js";
 import type { StdioOptions } from "./stdio-command.js";
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -36,6 +37,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));
   const sink = openSink(o, label);
   const log = sink.logger;
+  const ui = await startUi(sink, uiPortOf(o));
   const tracker = createTracker(policy, policyConfig, sink, payloadOptions(o));
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });
@@ -82,6 +84,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   tracker.endSession(server, session, reason);
   tracker.close();
   log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+  await ui?.close();
   await sink.flush();
   await Promise.all([drained(process.stdout), drained(process.stderr)]);
   return code;
@@ -100,6 +103,24 @@ function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
       resolve();
     });
   });
+}
+
+/**
+ * The live web UI of this launch, when asked for. The server matters more than its UI: a UI that cannot be
+ * served (its port taken by another launch, say) is said on stderr and in the log, and the relay goes on.
+ */
+async function startUi(sink: LogSink, port: number | undefined): Promise<{ close(): Promise<void> } | null> {
+  if (port === undefined) return null;
+  try {
+    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port);
+    process.stderr.write(`mcp-wiretap stdio: UI: ${ui.url}\n`);
+    return ui;
+  } catch (err) {
+    const message = `web UI not served: ${(err as Error).message}`;
+    process.stderr.write(`mcp-wiretap stdio: ${message}\n`);
+    sink.logger.warn({ event: "ui_error", message });
+    return null;
+  }
 }
 
 function openSink(o: StdioOptions, label: string): LogSink {

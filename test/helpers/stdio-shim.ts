@@ -22,7 +22,9 @@ export interface StdioRun {
 }
 
 export interface ShimOptions {
-  logFile: string;
+  /** null: no --log-file (the shim writes into its per-user folder), and pins go to `pinsDir`. */
+  logFile: string | null;
+  pinsDir?: string;
   /** Options of `mcp-wiretap stdio` before `--`. */
   args?: string[];
 }
@@ -37,8 +39,9 @@ export function launchArgs(server: string[], shim?: ShimOptions): { command: str
   if (!shim) return { command: NODE_BIN, args: server };
   assertBuilt();
   // Tool pins go next to the log, not into the package's certs/.
-  const pins = ["--ca-dir", path.join(path.dirname(shim.logFile), "pins")];
-  return { command: NODE_BIN, args: [CLI_MAIN, "stdio", "--log-file", shim.logFile, ...pins, ...(shim.args ?? []), "--", NODE_BIN, ...server] };
+  const pins = ["--ca-dir", shim.pinsDir ?? path.join(path.dirname(shim.logFile ?? "."), "pins")];
+  const log = shim.logFile === null ? [] : ["--log-file", shim.logFile];
+  return { command: NODE_BIN, args: [CLI_MAIN, "stdio", ...log, ...pins, ...(shim.args ?? []), "--", NODE_BIN, ...server] };
 }
 
 export async function connectStdio(server: string[], shim?: ShimOptions, { timeoutMs = 10_000, env = {} as Record<string, string> } = {}): Promise<StdioRun> {

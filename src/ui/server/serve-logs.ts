@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileLines } from "../../cli/tail/follow.js";
+import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
 import { resolveLogInputs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
@@ -7,14 +9,21 @@ import { startUiServer } from "./ui-server.js";
 
 /** `mcp-wiretap ui`: runs until SIGINT/SIGTERM, or until `signal` aborts when one is given (tests). */
 export async function uiCommand(
-  paths: string[],
+  given: string[],
   o: UiCommandOptions,
-  { signal, onReady }: { signal?: AbortSignal; onReady?: (url: string) => void } = {},
+  { signal, onReady, env = process.env }: { signal?: AbortSignal; onReady?: (url: string) => void; env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
+  // No path: the folder `mcp-wiretap stdio` writes one log per launch into, followed, new launches included.
+  const watched = given.length === 0 ? stdioLogFolder(env) : null;
+  if (watched !== null) {
+    ensureLogFolder(watched);
+    o = { ...o, follow: true };
+  }
+  const paths = watched !== null ? [watched] : given;
   const inputs = await resolveLogInputs(paths).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot read ${err.path ?? paths.join(" ")}: ${err.code ?? err.message}`);
   });
-  if (inputs.length === 0) throw new UsageError(`no *.ndjson log in ${paths.join(" ")}`);
+  if (inputs.length === 0 && watched === null) throw new UsageError(`no *.ndjson log in ${paths.join(" ")}`);
   const history = new RecordHistory();
   const stop = new AbortController();
   signal?.addEventListener("abort", () => stop.abort(), { once: true });
@@ -31,9 +40,11 @@ export async function uiCommand(
   const what = followed.length > 0 ? `following ${followed.length} file(s) after ${history.end} rotated records` : `${history.end} records from ${inputs.length} file(s)`;
   process.stderr.write(`mcp-wiretap: ${what}\n  UI: ${ui.url}\n`);
   onReady?.(ui.url);
-  const readers = followed.map(async (input) => {
-    for await (const line of fileLines(input.file, { follow: true, signal: stop.signal })) history.append(line);
-  });
+  const follow = async (file: string): Promise<void> => {
+    for await (const line of fileLines(file, { follow: true, signal: stop.signal })) history.append(line);
+  };
+  const readers = followed.map((input) => follow(input.file));
+  if (watched !== null) readers.push(watchForNewLogs(watched, new Set(inputs.map((i) => i.file)), follow, stop.signal));
   await new Promise<void>((resolve) => {
     const done = (): void => resolve();
     stop.signal.addEventListener("abort", done, { once: true });
@@ -43,5 +54,24 @@ export async function uiCommand(
     }
   });
   await ui.close();
+  await Promise.allSettled(readers);
+}
+
+/** How often a watched folder is listed for logs of new launches. */
+const WATCH_INTERVAL_MS = 1000;
+
+/** Follows every log that appears in `dir` after the start (a new `mcp-wiretap stdio` launch), until `signal`. */
+async function watchForNewLogs(dir: string, known: Set<string>, follow: (file: string) => Promise<void>, signal: AbortSignal): Promise<void> {
+  const readers: Promise<void>[] = [];
+  while (!signal.aborted) {
+    await sleep(WATCH_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+    if (signal.aborted) break;
+    const inputs = await resolveLogInputs([dir]).catch(() => []);
+    for (const input of inputs) {
+      if (input.rotated || known.has(input.file)) continue;
+      known.add(input.file);
+      readers.push(follow(input.file));
+    }
+  }
   await Promise.allSettled(readers);
 }
