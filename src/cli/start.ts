@@ -23,6 +23,8 @@ import { banner } from "./banner.js";
 import { isLoopback } from "./option-parsers.js";
 import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
 import { UsageError } from "../util/usage-error.js";
+import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
+import type { OtlpExporter } from "../otel/otlp-exporter.js";
 
 export interface StartOptions {
   host: string;
@@ -57,6 +59,10 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** OpenTelemetry export (`--otlp-*`, OTEL_* variables). */
+  otlp?: OtlpOptions;
+  /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
+  state?: string;
 }
 
 /** Bounds on what the proxy remembers between messages. */
@@ -79,9 +85,16 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const reverse = parseReverse(opts);
   const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
   const policyConfig = loadPolicyFile(policyFile);
+  const otlp = otlpSettings(opts.otlp ?? {});
   const ca = await loadOrCreateCa(opts.caDir);
+  const localPins = path.join(ca.dir, "pins.json");
+  const state = opts.state ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins, enforcing: policyConfig.mode === "enforce", warn: (w) => log.warn(w) }) : null;
   // `log` exists before any traffic, hence before any warning.
-  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(ca.dir, "pins.json")), warn: (w) => log.warn(w) });
+  const policy = createPolicy(policyConfig, {
+    pins: state?.pins ?? new PinStore(localPins),
+    ...(state ? { rateLimiter: state.rateLimiter } : {}),
+    warn: (w) => log.warn(w),
+  });
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
@@ -93,6 +106,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
+  const otel: OtlpExporter | null = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
+  if (state?.problem) log.warn({ event: "state_unavailable", state: (await import("../state/redis-pins.js")).redactedUrl(opts.state!), message: state.problem });
   if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
   if (opts.insecureUpstream) {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
@@ -106,9 +121,15 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         e.decision = decision;
         settleEnforcement(e, decision, policyConfig.removeDeniedTools);
         const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";
-        log[loud ? "warn" : "info"](rpcRecord(e, payloadOptions));
+        const record = rpcRecord(e, payloadOptions);
+        log[loud ? "warn" : "info"](record);
+        otel?.record(record);
       },
-      session: (r) => log.info(sessionRecord(r)),
+      session: (r) => {
+        const record = sessionRecord(r);
+        log.info(record);
+        otel?.record(record);
+      },
     },
     { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
   );
@@ -179,6 +200,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
         await keylog?.close();
+        await otel?.stop();
+        await state?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();
       })();

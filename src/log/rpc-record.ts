@@ -37,6 +37,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
     record.argsHash = hash.hash;
     if (hash.hash === null) record.argsHashError = hash.reason;
   }
+  if (e.kind === "request") Object.assign(record, traceContext(raw));
   if (e.related) record.related = e.related;
   if (e.method === "notifications/progress") {
     const params = raw?.params as Record<string, unknown> | undefined;
@@ -70,6 +71,19 @@ function secretMasks(e: RpcEvent, field: string): { pointer: string; what: strin
   return found
     .filter((f) => f.path === field || f.path.startsWith(`${field}/`))
     .map((f) => ({ pointer: f.path.slice(field.length), what: f.type }));
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
+
+/** W3C trace context a caller put in `params._meta` (MCP's propagation): kept so spans can name their parent. */
+function traceContext(raw: Record<string, unknown> | undefined): { traceparent?: string; tracestate?: string } {
+  const params = raw?.params;
+  const meta = params !== null && typeof params === "object" ? (params as Record<string, unknown>)._meta : undefined;
+  if (meta === null || typeof meta !== "object") return {};
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== "string" || !TRACEPARENT.test(traceparent)) return {};
+  return typeof tracestate === "string" && TRACESTATE.test(tracestate) ? { traceparent, tracestate } : { traceparent };
 }
 
 export function sessionRecord(r: SessionRecord): Record<string, unknown> {
