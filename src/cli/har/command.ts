@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
+import { UsageError } from "../../util/usage-error.js";
 import { addFilterOptions, parseRecord } from "../tail/command.js";
 import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
 import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
@@ -14,11 +15,19 @@ export interface ExportOptions extends RecordFilters {
 export function registerExportCommand(program: Command): void {
   const command = program
     .command("export")
-    .argument("[file]", "NDJSON log written by `start` (- or absent: stdin)")
-    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages")
-    .requiredOption("--har <out>", "the HAR file to write (- for stdout)");
-  addFilterOptions(command).action(async (file: string | undefined, o: ExportOptions) => {
-    process.exitCode = await exportCommand(file, o);
+    .argument("[files...]", "NDJSON log(s) written by `start` (- or absent: stdin); --har takes one")
+    .description("convert a log to HAR 1.2 (--har: browser dev tools, HTTP Toolkit) or to OTLP/JSON spans and metrics (--otlp: an OpenTelemetry Collector)")
+    .option("--har <out>", "the HAR file to write (- for stdout)")
+    .option("--otlp <out>", "the OTLP/JSON lines file to write (- for stdout; never overwritten)")
+    .option("--otlp-payloads", "with --otlp: put the logged (redacted) tool arguments and results on spans", false);
+  addFilterOptions(command).action(async (files: string[], o: ExportOptions & { otlp?: string; otlpPayloads?: boolean }) => {
+    if ((o.har === undefined) === (o.otlp === undefined)) throw new UsageError("export needs exactly one of --har OUT or --otlp OUT");
+    if (o.otlp !== undefined) {
+      process.exitCode = await (await import("../../otel/offline-export.js")).exportOtlpCommand(files, { otlp: o.otlp, otlpPayloads: o.otlpPayloads ?? false }, VERSION);
+      return;
+    }
+    if (files.length > 1) throw new UsageError("--har converts one log at a time");
+    process.exitCode = await exportCommand(files[0], o);
   });
 }
 
