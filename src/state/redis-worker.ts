@@ -49,7 +49,7 @@ port.on("message", (job: Job | "close") => {
     job.commands.length === 1
       ? redis.call(String(job.commands[0]![0]), ...job.commands[0]!.slice(1))
       : redis
-          .multi(job.commands.map((c) => c.map(String)))
+          .multi(job.commands.map(([name, ...args]) => [String(name).toLowerCase(), ...args.map(String)]))
           .exec()
           .then((results) => {
             if (!results) throw new Error("transaction aborted");

@@ -80,7 +80,10 @@ export class SyncRedis {
       const message = receiveMessageOnPort(this.port)?.message as { seq: number; ok: boolean; value?: unknown; error?: string } | undefined;
       if (message) {
         if (message.seq !== seq) continue; // the late answer of a call that timed out
-        if (message.ok) return message.value;
+        if (message.ok) {
+          this.downUntil = 0;
+          return message.value;
+        }
         return this.fail(message.error ?? "error");
       }
       const left = deadline - Date.now();
