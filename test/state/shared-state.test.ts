@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import type { LogRecord } from "../helpers/proxy-harness.js";
+import { runCli, type LogRecord } from "../helpers/proxy-harness.js";
 import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
 
 const haveRedis = redisAvailable();
@@ -89,6 +89,14 @@ describe.skipIf(!haveRedis)("replicas sharing state in Redis", () => {
     const pinning = rules(second).find((r) => r.name === "detector:toolPinning");
     expect(pinning?.findings?.map((f) => f.type)).toEqual(["tool_changed"]);
     expect(second.decision).toMatchObject({ action: "flag" });
+    // Approved once, against the shared store: trusted through either replica.
+    const server = upstream.url.replace("https://", "");
+    const listed = await runCli(["pins", "list", "--state", redis.url, "--json"]);
+    expect(JSON.parse(listed.stdout)[server].probe.pending).not.toBeNull();
+    const approved = await runCli(["pins", "approve", server, "probe"], { env: { MCP_WIRETAP_STATE_URL: redis.url } });
+    expect(approved.stdout).toBe("approved: probe\n");
+    const third = await toolsListVerdict(a);
+    expect(rules(third).find((r) => r.name === "detector:toolPinning")).toBeUndefined();
   }, 60_000);
 
   it("a limit of 5 tools/call per minute in enforce mode holds across both: the 6th is denied whichever replica it reaches", async () => {
