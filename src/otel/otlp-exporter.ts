@@ -13,6 +13,7 @@ import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { redactUrlQuery, redactUserinfo } from "../log/redact.js";
 import { McpSpanBuilder, decisionCounts } from "./mcp-spans.js";
 import { countDecisions, emitSpan, mcpInstruments, recordDuration } from "./sdk-spans.js";
 import type { OtlpSettings } from "./otlp-config.js";
@@ -88,7 +89,8 @@ export class OtlpExporter {
     version: string,
     private readonly warn: (w: OtlpWarning) => void,
   ) {
-    this.endpoint = settings.tracesUrl ?? "(from OTEL_EXPORTER_OTLP_* variables)";
+    // The URL may carry credentials (userinfo, a token in the query): never in a record.
+    this.endpoint = settings.tracesUrl ? redactUserinfo(redactUrlQuery(settings.tracesUrl)) : "(from OTEL_EXPORTER_OTLP_* variables)";
     const resource = serviceResource(version);
     const common = { headers: { ...settings.headers }, timeoutMillis: EXPORT_TIMEOUT_MS };
     const json = settings.protocol === "http/json";
