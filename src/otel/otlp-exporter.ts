@@ -83,6 +83,7 @@ export class OtlpExporter {
   private spans = 0;
   private lastReport = { at: 0, failed: 0, dropped: 0 };
   private readonly endpoint: string;
+  private readonly maxQueue: number;
 
   constructor(
     settings: OtlpSettings,
@@ -90,6 +91,7 @@ export class OtlpExporter {
     private readonly warn: (w: OtlpWarning) => void,
   ) {
     // The URL may carry credentials (userinfo, a token in the query): never in a record.
+    this.maxQueue = envInt("OTEL_BSP_MAX_QUEUE_SIZE") ?? MAX_QUEUE;
     this.endpoint = settings.tracesUrl ? redactUserinfo(redactUrlQuery(settings.tracesUrl)) : "(from OTEL_EXPORTER_OTLP_* variables)";
     const resource = serviceResource(version);
     const common = { headers: { ...settings.headers }, timeoutMillis: EXPORT_TIMEOUT_MS };
@@ -102,7 +104,12 @@ export class OtlpExporter {
       resource,
       sampler: new AlwaysOnSampler(),
       spanProcessors: [
-        new BatchSpanProcessor(this.counting, { maxQueueSize: MAX_QUEUE, maxExportBatchSize: BATCH, scheduledDelayMillis: BATCH_DELAY_MS, exportTimeoutMillis: EXPORT_TIMEOUT_MS }),
+        new BatchSpanProcessor(this.counting, {
+          maxQueueSize: this.maxQueue,
+          maxExportBatchSize: envInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") ?? BATCH,
+          scheduledDelayMillis: envInt("OTEL_BSP_SCHEDULE_DELAY") ?? BATCH_DELAY_MS,
+          exportTimeoutMillis: envInt("OTEL_BSP_EXPORT_TIMEOUT") ?? EXPORT_TIMEOUT_MS,
+        }),
       ],
     });
     this.meterProvider = new MeterProvider({
@@ -139,7 +146,7 @@ export class OtlpExporter {
 
   /** Spans ended but not yet handed to the exporter (at most the queue size). */
   private queued(): number {
-    return Math.min(MAX_QUEUE, Math.max(0, this.spans - this.counting.handed));
+    return Math.min(this.maxQueue, Math.max(0, this.spans - this.counting.handed));
   }
 
   /** A warning at most every 10 s while spans fail or are dropped, and one at stop if any were. */
@@ -164,6 +171,12 @@ export class OtlpExporter {
     this.reportTrouble(true);
     return { ...this.counts(), dropped: Math.max(0, this.spans - this.counting.exported - this.counting.failed) };
   }
+}
+
+/** The standard OTEL_BSP_* settings, when set to a positive integer. */
+function envInt(name: string): number | undefined {
+  const v = Number(process.env[name]);
+  return Number.isInteger(v) && v > 0 ? v : undefined;
 }
 
 function withTimeout(p: Promise<unknown>, ms: number): Promise<void> {
