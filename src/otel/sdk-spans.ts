@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, type Histogram, type Counter, type Meter, type Tracer } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context, type Histogram, type Meter, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { durationAttributes, type DecisionCount, type McpSpan } from "./mcp-spans.js";
 
@@ -27,8 +27,12 @@ export function emitSpan(tracer: Tracer, span: McpSpan): void {
 
 export interface McpInstruments {
   duration: Histogram;
-  decisions: Counter;
+  /** Counted here and read by the SDK at each collection: no SDK work per message. */
+  decisions: Map<string, { action: string; rule: string; count: number }>;
 }
+
+/** Distinct (action, rule) pairs counted at most; rule names come from the policy file, so this is generous. */
+const MAX_DECISION_SERIES = 2_000;
 
 export function mcpInstruments(meter: Meter): McpInstruments {
   return {
@@ -37,11 +41,20 @@ export function mcpInstruments(meter: Meter): McpInstruments {
       description: "Duration of an MCP request, from the request to its response, error or abandonment, as seen by the proxy.",
       advice: { explicitBucketBoundaries: DURATION_BUCKETS_S },
     }),
-    decisions: meter.createCounter("mcp_wiretap.decisions", {
-      unit: "{decision}",
-      description: "Policy decisions on MCP messages, by action and rule.",
-    }),
+    decisions: observeDecisions(meter),
   };
+}
+
+function observeDecisions(meter: Meter): McpInstruments["decisions"] {
+  const counts: McpInstruments["decisions"] = new Map();
+  const counter = meter.createObservableCounter("mcp_wiretap.decisions", {
+    unit: "{decision}",
+    description: "Policy decisions on MCP messages, by action and rule.",
+  });
+  counter.addCallback((result) => {
+    for (const { action, rule, count } of counts.values()) result.observe(count, { "mcp_wiretap.decision.action": action, "mcp_wiretap.decision.rule": rule });
+  });
+  return counts;
 }
 
 export function recordDuration(instruments: McpInstruments, span: McpSpan): void {
@@ -49,5 +62,15 @@ export function recordDuration(instruments: McpInstruments, span: McpSpan): void
 }
 
 export function countDecisions(instruments: McpInstruments, counts: DecisionCount[]): void {
-  for (const { action, rule } of counts) instruments.decisions.add(1, { "mcp_wiretap.decision.action": action, "mcp_wiretap.decision.rule": rule });
+  for (const { action, rule } of counts) {
+    const key = `${action}\u0000${rule}`;
+    const entry = instruments.decisions.get(key);
+    if (entry) entry.count++;
+    else if (instruments.decisions.size < MAX_DECISION_SERIES) instruments.decisions.set(key, { action, rule, count: 1 });
+    else {
+      const other = instruments.decisions.get("\u0000_OTHER");
+      if (other) other.count++;
+      else instruments.decisions.set("\u0000_OTHER", { action: "_OTHER", rule: "_OTHER", count: 1 });
+    }
+  }
 }
