@@ -29,7 +29,11 @@ async function withSharedStore(url: string, use: (store: PinsView) => void): Pro
   const { redactedUrl } = await import("../state/redis-pins.js");
   const state = await openSharedState(opts.state, { localPins: null, enforcing: true, warn: () => undefined });
   try {
-    if (state.problem) throw new Error(state.problem);
+    if (state.problem) {
+      process.stderr.write(`mcp-wiretap: ${state.problem}\n`);
+      process.exitCode = 1;
+      return;
+    }
     const pins = state.pins;
     return use({ where: redactedUrl(opts.state), servers: () => pins.servers(), tools: (s) => pins.tools(s), approve: (s, t, n) => pins.approve(s, t, n) });
   } finally {
