@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { McpSpanBuilder, decisionCounts, splitServer, type McpSpan } from "../../src/otel/mcp-spans.js";
+import { rpcRecord } from "../../src/log/rpc-record.js";
 
 const base = { event: "rpc", flow: "f1", transport: "streamable-http", server: "[::1]:8443", path: "/mcp", session: "s1", protocolVersion: "2025-11-25" };
 const req = (id: unknown, extra: Record<string, unknown> = {}) => ({ ...base, direction: "client_to_server", kind: "request", id, method: "tools/call", tool: "t", ...extra });
@@ -60,5 +61,31 @@ describe("McpSpanBuilder", () => {
     expect(splitServer("example.com:443")).toEqual({ address: "example.com", port: 443 });
     expect(splitServer("[::1]:1")).toEqual({ address: "::1", port: 1 });
     expect(splitServer("nonsense")).toBeNull();
+  });
+});
+
+describe("trace context in rpc records", () => {
+  const event = (meta: unknown) =>
+    rpcRecord(
+      {
+        flow: "f", transport: "streamable-http", server: "s:1", path: "/mcp", session: null, protocolVersion: null, direction: "client_to_server",
+        kind: "request", id: 1, method: "tools/call", tool: "t", bytes: 10,
+        raw: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", _meta: meta } },
+      },
+      { payloads: "none", maxPayloadBytes: 1024 },
+    );
+
+  it("keeps a well-formed traceparent and tracestate in every payload mode", () => {
+    const r = event({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: "a=1,b=2" });
+    expect(r).toMatchObject({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: "a=1,b=2" });
+  });
+
+  it("drops malformed or oversized values rather than carry them", () => {
+    expect(event({ traceparent: "00-xyz-b7ad6b7169203331-01" }).traceparent).toBeUndefined();
+    expect(event({ traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01\n` }).traceparent).toBeUndefined();
+    const r = event({ traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01`, tracestate: "x".repeat(513) });
+    expect(r.traceparent).toBeDefined();
+    expect(r.tracestate).toBeUndefined();
+    expect(event("not an object").traceparent).toBeUndefined();
   });
 });
