@@ -102,9 +102,23 @@ describe("OTLP export through the official SDK", () => {
     expect(allowed.value).toBe(records.filter((r) => r.event === "rpc" && (r.decision as { action?: string } | undefined)?.action === "allow").length);
   }, 60_000);
 
-  it("speaks http/json with --otlp-protocol, and puts redacted payloads on spans only with --otlp-payloads", async () => {
+  it("takes the standard OTEL_* variables (endpoint, protocol http/json, headers, service and resource), and puts redacted payloads on spans only with --otlp-payloads", async () => {
     receiver.spans.length = 0;
-    const proxy = await startTestProxy({ payloads: "full", otlp: { endpoint: `${receiver.url}/`, protocol: "http/json", payloads: true } });
+    receiver.requests.length = 0;
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_HEADERS: "x-env-key=e1",
+      OTEL_SERVICE_NAME: "wiretap-eu",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test",
+    };
+    Object.assign(process.env, env);
+    let proxy;
+    try {
+      proxy = await startTestProxy({ payloads: "full", otlp: { payloads: true } });
+    } finally {
+      for (const k of Object.keys(env)) delete process.env[k];
+    }
     const connected = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
     try {
       await connected.client.callTool({ name: "echo", arguments: { message: "hello", password: "hunter22" } });
@@ -112,8 +126,11 @@ describe("OTLP export through the official SDK", () => {
       await connected.close();
     }
     await proxy.stop();
-    expect(receiver.requests.some((r) => r.path === "/v1/traces" && r.contentType.startsWith("application/json"))).toBe(true);
+    const traces = receiver.requests.filter((r) => r.path === "/v1/traces");
+    expect(traces.length).toBeGreaterThan(0);
+    for (const r of traces) expect(r).toMatchObject({ contentType: expect.stringMatching(/^application\/json/) as unknown, headers: expect.objectContaining({ "x-env-key": "e1" }) as unknown });
     const echo = receiver.spans.find((s) => s.name === "tools/call echo")!;
+    expect(echo.resource).toMatchObject({ "service.name": "wiretap-eu", "deployment.environment.name": "test" });
     expect(JSON.parse(echo.attributes["gen_ai.tool.call.arguments"] as string)).toEqual({ message: "hello", password: "[redacted]" });
     expect(echo.attributes["gen_ai.tool.call.result"]).toContain("hello");
   }, 60_000);
