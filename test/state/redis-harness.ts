@@ -30,8 +30,9 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
+/** A new redis-server; `port` to bring one back where an earlier one was. */
+export async function startRedis(port?: number): Promise<RedisServer> {
+  port ??= await freePort();
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes"], {
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -122,5 +122,16 @@ describe.skipIf(!haveRedis)("replicas sharing state in Redis", () => {
     expect(notSaved).toBeDefined();
     // Traffic that no limit covers still flows.
     expect(list.decision).toMatchObject({ action: "flag" });
+
+    // Redis back (empty, as after a restart without persistence): counting is shared again.
+    redis = await startRedis(redis.port);
+    let verdict: unknown;
+    for (let i = 0; i < 40; i++) {
+      verdict = ((await call(a, "get-sum")).decision as { action: string }).action;
+      if (verdict === "allow") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(verdict).toBe("allow");
+    expect(((await call(b, "get-sum")).decision as { action: string }).action).toBe("allow");
   }, 60_000);
 });
