@@ -32,6 +32,8 @@ class CollectOnce extends MetricReader {
 export interface OtlpExportOptions {
   otlp: string;
   otlpPayloads?: boolean;
+  /** The `tail` filters (--server, --tool, …): records that fail it are left out. */
+  filter?: (record: Record<string, unknown>) => boolean;
 }
 
 type Io = { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; stdin: NodeJS.ReadableStream };
@@ -60,6 +62,7 @@ export async function exportOtlpCommand(files: string[], o: OtlpExportOptions, v
           skipped++;
           continue;
         }
+        if (o.filter && record.event === "rpc" && !o.filter(record)) continue;
         const t = typeof record.time === "string" ? Date.parse(record.time) : NaN;
         if (Number.isFinite(t)) lastTime = t;
         builder.record(record);

@@ -69,6 +69,12 @@ describe("export --otlp", () => {
     expect(offline.map(summary).sort()).toEqual(receiver.spans.map((s: ReceivedSpan) => summary(s)).sort());
     const metrics = lines.flatMap((l) => (l.resourceMetrics ?? []) as Obj[]).flatMap((rm) => (rm.scopeMetrics as Obj[]).flatMap((sm) => sm.metrics as Obj[]));
     expect(metrics.find((m) => m.name === "mcp.client.operation.duration")?.unit).toBe("s");
+    // The tail filters select what is exported.
+    const filtered = path.join(dir, "get-sum.otlp.jsonl");
+    expect((await runCli(["export", "--otlp", filtered, "--tool", "get-sum", logFile])).code).toBe(0);
+    const names = readFileSync(filtered, "utf8").trim().split("\n").flatMap((l) => ((JSON.parse(l) as Obj).resourceSpans ?? []) as Obj[])
+      .flatMap((rs) => (rs.scopeSpans as Obj[]).flatMap((ss) => (ss.spans as Obj[]).map((sp) => sp.name as string)));
+    expect(names).toEqual(["tools/call get-sum"]);
     // Never overwrites a file.
     const again = await runCli(["export", "--otlp", out, logFile]);
     expect(again.code).toBe(1);

@@ -23,7 +23,7 @@ export function registerExportCommand(program: Command): void {
   addFilterOptions(command).action(async (files: string[], o: ExportOptions & { otlp?: string; otlpPayloads?: boolean }) => {
     if ((o.har === undefined) === (o.otlp === undefined)) throw new UsageError("export needs exactly one of --har OUT or --otlp OUT");
     if (o.otlp !== undefined) {
-      process.exitCode = await (await import("../../otel/offline-export.js")).exportOtlpCommand(files, { otlp: o.otlp, otlpPayloads: o.otlpPayloads ?? false }, VERSION);
+      process.exitCode = await (await import("../../otel/offline-export.js")).exportOtlpCommand(files, { otlp: o.otlp, otlpPayloads: o.otlpPayloads ?? false, filter: compileFilters(o) }, VERSION);
       return;
     }
     if (files.length > 1) throw new UsageError("--har converts one log at a time");
