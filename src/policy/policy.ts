@@ -1,8 +1,7 @@
 import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { DetectorName, DetectorSetting, PolicyConfig, Rule } from "./config.js";
+import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
-import type { Action, RateLimit } from "./config.js";
 import type { PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
