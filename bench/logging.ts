@@ -150,7 +150,7 @@ export async function runLogging(
   const stop = await path.stop();
   await sleep(100);
   const afterStop = countLog(path.logFile);
-  const stderr = path.child.stderr.replace(/^[\s\S]*?NODE_EXTRA_CA_CERTS=\S+\n/, "").trim();
+  const stderr = path.child.stderr.replace(/^[\s\S]*\n {2}export [^\n]*\n/, "").trim(); // the banner ends with the client settings
   const stopRecord = readLastRecord(path.logFile, "stop");
   const countedEvent = afterStop.rpc > 0 ? "rpc" : "http";
   const expected = countedEvent === "rpc" ? messages : sent;

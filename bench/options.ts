@@ -2,7 +2,7 @@
 import path from "node:path";
 import { PATH_NAMES, type PathName } from "./paths.ts";
 
-export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging"] as const;
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -34,6 +34,11 @@ export interface BenchOptions {
     streamsTimeoutPeersMs: number;
     logRate: number;
     logSeconds: number;
+    /** stdio shim: round trips measured (split in rounds, shim and direct pipe taking turns), and the sustained run. */
+    stdioMessages: number;
+    stdioRounds: number;
+    stdioRate: number;
+    stdioSeconds: number;
   };
 }
 
@@ -76,7 +81,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const onlyPaths = PATH_NAMES.filter((p) => only.includes(p));
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
-  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : [...PATH_NAMES];
+  // The stdio measure needs no HTTP path.
+  const stdioOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "stdio";
+  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : [...PATH_NAMES];
   const measures: Measure[] = onlyMeasures.length ? [...onlyMeasures] : [...MEASURES];
   // Added latency is relative to direct: keep it as the reference.
   if (!paths.includes("direct") && measures.some((m) => m === "throughput" || m === "sse" || m === "handshake")) paths.unshift("direct");
@@ -90,10 +97,12 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       ? {
           warmupMs: 200, loadMs: 1000, loadMsOther: 700, loadRounds: 2, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
           bigMiB: 20, bigTimeoutMs: 15_000, bigTimeoutPeersMs: 10_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
+          stdioMessages: 1000, stdioRounds: 2, stdioRate: 10_000, stdioSeconds: 1,
         }
       : {
           warmupMs: 150, loadMs: 4000, loadMsOther: 2000, loadRounds: 4, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
           bigMiB: 100, bigTimeoutMs: 30_000, bigTimeoutPeersMs: 20_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
+          stdioMessages: 4000, stdioRounds: 4, stdioRate: 10_000, stdioSeconds: 3,
         },
   };
 }

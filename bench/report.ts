@@ -7,6 +7,7 @@ import type { BigResponseResult, OpenStreamsResult } from "./memory.ts";
 import type { PathName } from "./paths.ts";
 import type { SseResult } from "./sse-latency.ts";
 import { round } from "./stats.ts";
+import type { StdioResult } from "./stdio.ts";
 
 export interface LoadWithCpu extends LoadResult {
   /** req/s of each round (paths are measured in turn, round after round: see throughput.ts). */
@@ -33,6 +34,8 @@ export interface PathResult {
   stderrTail: string | null;
 }
 
+export type { StdioResult };
+
 export interface TargetCheck {
   target: string;
   value: string;
@@ -47,6 +50,7 @@ export interface Results {
   durationSeconds: number;
   paths: PathResult[];
   logging: LoggingResult | { skipped: string } | null;
+  stdio?: StdioResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

@@ -21,6 +21,7 @@ import { checkTargets, computeRatios, table, writeResults, type PathResult, type
 import { errorText, round } from "./stats.ts";
 import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
+import { runStdio } from "./stdio.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
 const WATCHDOG_MS = 160_000;
@@ -89,12 +90,32 @@ function finish(): void {
   results.durationSeconds = round((performance.now() - startedAt) / 1000, 1) ?? 0;
   results.ratios = computeRatios(results.paths);
   results.targets = checkTargets(results.paths, results.logging, options.quick);
+  if (results.stdio && !("skipped" in results.stdio)) {
+    const { latency: l, sustained: u } = results.stdio;
+    const check = (target: string, value: number | null, ok: boolean): void => {
+      results.targets.push({ target, value: String(value), verdict: value === null ? "SKIP" : ok ? "PASS" : "FAIL" });
+    };
+    check("stdio added latency p50 <= 0.2 ms", l.addedP50Ms, (l.addedP50Ms ?? Infinity) <= 0.2);
+    check("stdio added latency p99 <= 1 ms", l.addedP99Ms, (l.addedP99Ms ?? Infinity) <= 1);
+    check(`stdio ${u.targetRate} msg/s sustained`, u.achievedRate, (u.achievedRate ?? 0) >= u.targetRate * 0.95 && u.answered === u.sent);
+    check("stdio missing records = 0", u.missingRecords, u.missingRecords === 0);
+  }
   process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
   process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
   process.stdout.write(`${table(results)}\n`);
   for (const p of results.paths) {
     for (const f of p.failures) process.stdout.write(`\n${p.name} failure: ${f}`);
   }
+  const st = results.stdio;
+  if (st && !("skipped" in st)) {
+    const l = st.latency;
+    const u = st.sustained;
+    process.stdout.write(
+      `\nstdio shim vs direct pipe (${l.messages} round trips): direct p50 ${l.direct.p50} ms p99 ${l.direct.p99} ms; shim p50 ${l.shim.p50} ms p99 ${l.shim.p99} ms; ` +
+        `added p50 ${l.addedP50Ms} ms p99 ${l.addedP99Ms} ms\n` +
+        `stdio sustained: ${u.sent} requests at ${u.achievedRate} msg/s for ${u.seconds} s, ${u.answered} answered, ${u.rpcRecords} rpc records, ${u.missingRecords} missing\n`,
+    );
+  } else if (st) process.stdout.write(`\nstdio: skipped (${st.skipped})\n`);
   if (results.notes.length) process.stdout.write(`\nNotes:\n${results.notes.map((n) => `  - ${n}`).join("\n")}\n`);
   writeResults(RESULTS_FILE, results);
   process.stdout.write(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE)} (${results.durationSeconds} s)\n`);
@@ -239,6 +260,11 @@ async function measureLogging(ctx: BenchContext, origin: string, upstream: Upstr
 }
 
 async function main(): Promise<void> {
+  if (options.measures.includes("stdio")) {
+    // First, and on its own: it needs neither the PKI nor the upstream, and takes a few seconds.
+    progress(`stdio shim: ${d.stdioMessages} round trips against a direct pipe, then ${d.stdioRate} msg/s for ${d.stdioSeconds} s`);
+    results.stdio = await runStdio(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds, rate: d.stdioRate, seconds: d.stdioSeconds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
   const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);
   const pki = createBenchPki(tmp, ["127.0.0.1", ...extraHosts]);

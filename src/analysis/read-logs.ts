@@ -1,6 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { verifyChain, type ChainReport } from "../log/audit-chain.js";
+import { verifyChain, type ChainReport } from "../log/audit-verify.js";
 import { parseRecord } from "../cli/tail/command.js";
 import type { LogRecord } from "../cli/tail/filters.js";
 import { FileReadError, inputLines } from "../cli/tail/follow.js";
@@ -92,5 +92,5 @@ export async function loadLogs(inputs: readonly string[], stdin: NodeJS.Readable
     sources.push(source);
     if (lines !== null) texts.push({ name: source.name, text: lines.join("\n") });
   }
-  return { records, sources, chain: chained && opts.verifyChain ? verifyChain(texts) : null };
+  return { records, sources, chain: chained && opts.verifyChain ? verifyChain(texts, { keys: null }) : null };
 }

@@ -1,8 +1,9 @@
 import type { BodyTap } from "../proxy/exchange.js";
-import { createContentDecoder, guardedDecoderTap, parseContentEncoding } from "./content-decoding.js";
-import { collectBody, maxDepth, parseJsonBody } from "./json-body.js";
+import { readJsonBody, type JsonReading } from "./body-reading.js";
+import { collectBody } from "./json-body.js";
 import { describeError, type BodyProblem } from "./problem.js";
 import { createSseDecoder, type SseEvent, type SseRecord } from "./sse-decoder.js";
+import { readStream } from "./stream-reading.js";
 
 export type { BodyProblem, BodyProblemCode } from "./problem.js";
 export type { SseDecoder, SseDecoderOptions, SseEvent, SseRecord } from "./sse-decoder.js";
@@ -11,6 +12,8 @@ export type { BodyCollector, JsonParse } from "./json-body.js";
 export { createSseDecoder } from "./sse-decoder.js";
 export { createContentDecoder, guardedDecoderTap, parseContentEncoding, zstdSupported } from "./content-decoding.js";
 export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body.js";
+export { charsetsOf, readJsonBody, textReadings, type JsonReading } from "./body-reading.js";
+export { readStream, type StreamReading } from "./stream-reading.js";
 
 /** Largest body or SSE event decoded by default (`--max-inspect-bytes`); larger ones are forwarded, not inspected. */
 export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
@@ -40,8 +43,12 @@ export interface BodyDecoderOptions {
 }
 
 export type BodyMessage =
-  | { kind: "json"; value: unknown; bytes: number }
-  | { kind: "sse"; event: SseEvent }
+  /**
+   * `ambiguity`: why a receiver may read the body otherwise (then `value` is the lenient reading and
+   * `alternates` the other readings that parse).
+   */
+  | { kind: "json"; value: unknown; bytes: number; alternates?: unknown[]; ambiguity?: string }
+  | { kind: "sse"; event: SseEvent; ambiguity?: string }
   /** An SSE block with `id:` / `retry:` but no `data:` (no event, but it moves the last event id or retry delay). */
   | { kind: "sse_meta"; id?: string; retry?: number; byteOffset: number }
   | { kind: "sse_comment"; comment: string };
@@ -68,13 +75,6 @@ export function bodyModeFor(contentType: string | readonly string[] | undefined)
   return "ignored";
 }
 
-interface ModeSink {
-  data(chunk: Buffer): void;
-  /** The decoder problem `decode_limit` is the sink's to interpret; others are reported as they are. */
-  problem(problem: BodyProblem): void;
-  end(aborted: boolean): void;
-}
-
 /** Routes a body by media type: event streams and JSON are decoded, everything else is ignored. */
 export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
   const mode = bodyModeFor(options.contentType);
@@ -93,58 +93,65 @@ export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
       report({ code: "decoder_failed", message: `message consumer threw: ${describeError(error)}` });
     }
   };
+  return mode === "sse" ? sseTap(options, emit, report) : jsonTap(options, emit, report);
+}
 
-  const encoding = parseContentEncoding(options.contentEncoding);
-  if (!encoding.ok) {
-    report(encoding.problem);
-    return ignoredTap();
-  }
-  const sink = mode === "sse" ? sseSink(options, emit, report) : jsonSink(options, emit, report);
-  let aborted = false;
-  const created = createContentDecoder(options.contentEncoding, {
-    maxBytes: decodedByteCap(mode, encoding.codings.length > 0, options),
-    maxRatio: BOMB_RATIO,
-    onData: (chunk) => sink.data(chunk),
-    onProblem: (problem) => sink.problem(problem),
-    onEnd: () => sink.end(aborted),
-  });
-  if (!created.ok) {
-    report(created.problem);
-    return ignoredTap();
-  }
-  const decoder = created.decoder;
-  const tap = guardedDecoderTap(
-    decoder,
-    (error) => report({ code: "decoder_failed", message: describeError(error) }),
-    () => (aborted = true),
-  );
-  return { mode, done: decoder.done, ...tap };
+/** A JSON body is kept whole (up to the inspection limit), then read every plausible way (see body-reading). */
+function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => void, report: (problem: BodyProblem) => void): BodyDecoderTap {
+  const limit = options.maxInspectBytes;
+  const collector = collectBody(limit);
+  let finished = false;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  const read = (): void | Promise<void> => {
+    if (collector.truncated) {
+      return report({ code: "body_truncated", message: `JSON body is larger than the inspection limit of ${limit} bytes; not parsed` });
+    }
+    const reading = readJsonBody(collector.body(), {
+      contentType: options.contentType,
+      contentEncoding: options.contentEncoding,
+      maxBytes: limit,
+      maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    });
+    return reading instanceof Promise ? reading.then(deliver) : deliver(reading);
+  };
+  const deliver = (reading: JsonReading): void => {
+    const ambiguity = reading.ambiguity !== null ? { ambiguity: reading.ambiguity } : {};
+    if (!reading.ok) return report({ ...reading.problem, ...ambiguity });
+    emit({ kind: "json", value: reading.value, bytes: reading.bytes, ...(reading.alternates.length > 0 ? { alternates: reading.alternates } : {}), ...ambiguity });
+  };
+  // A body cut off by the connection is not JSON worth parsing.
+  const finish = (aborted: boolean): void => {
+    if (finished) return;
+    finished = true;
+    collector.end();
+    const failed = (error: unknown): void => report({ code: "decoder_failed", message: describeError(error) });
+    try {
+      const pending = aborted ? undefined : read();
+      if (pending) return void pending.catch(failed).finally(resolveDone);
+    } catch (error) {
+      failed(error);
+    }
+    resolveDone();
+  };
+  return { mode: "json", done, data: (chunk) => !finished && collector.data(chunk), end: () => finish(false), abort: () => finish(true) };
 }
 
 /**
- * Ordinary JSON and event streams compress tens to one; a body that keeps expanding 1000:1 past 64 MiB is a
- * decompression bomb. Stopping it there saves seconds of CPU decoding up to the 1 GiB stream cap.
+ * An event stream is decoded as it arrives: its content coding undone (or, when the proxy cannot, read as
+ * sent: see stream-reading), then split into events.
  */
-const BOMB_RATIO = { ratio: 1000, afterBytes: 64 * 1024 * 1024 };
-
-/** Identity bodies need no cap here: the SSE decoder bounds each event and the JSON collector keeps a prefix. */
-function decodedByteCap(mode: "json" | "sse", compressed: boolean, options: BodyDecoderOptions): number {
-  if (!compressed) return Infinity;
-  return mode === "sse" ? (options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES) : options.maxInspectBytes;
-}
-
-function sseSink(
-  options: BodyDecoderOptions,
-  emit: (message: BodyMessage) => void,
-  report: (problem: BodyProblem) => void,
-): ModeSink {
+function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => void, report: (problem: BodyProblem) => void): BodyDecoderTap {
+  let streamDoubt: string | null = null;
   const sse = createSseDecoder({
     maxEventBytes: options.maxEventBytes,
     includeComments: options.includeComments ?? false,
     onRecord: (record: SseRecord) => {
       switch (record.type) {
-        case "event":
-          return emit({ kind: "sse", event: record.event });
+        case "event": {
+          const doubts = [streamDoubt, record.event.invalidUtf8 ? "the event is not valid UTF-8" : null].filter((d) => d !== null);
+          return emit({ kind: "sse", event: record.event, ...(doubts.length > 0 ? { ambiguity: doubts.join("; ") } : {}) });
+        }
         case "comment":
           return emit({ kind: "sse_comment", comment: record.comment });
         case "meta": {
@@ -161,49 +168,30 @@ function sseSink(
       }
     },
   });
-  return {
-    data: (chunk) => sse.data(chunk),
-    problem: report,
+  const reading = readStream({
+    contentEncoding: options.contentEncoding,
+    maxBytes: options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES,
+    retainBytes: options.maxEventBytes,
+    onData: (chunk) => sse.data(chunk),
+    onProblem: report,
+    onDoubt: (reason) => (streamDoubt = reason),
     // An aborted stream also ends: whatever was mid-event is reported as incomplete.
-    end: () => sse.end(),
+    onEnd: () => sse.end(),
+  });
+  const guarded = (action: () => void): void => {
+    try {
+      action();
+    } catch (error) {
+      report({ code: "decoder_failed", message: describeError(error) });
+      reading.abort();
+    }
   };
-}
-
-function jsonSink(
-  options: BodyDecoderOptions,
-  emit: (message: BodyMessage) => void,
-  report: (problem: BodyProblem) => void,
-): ModeSink {
-  const limit = options.maxInspectBytes;
-  const collector = collectBody(limit);
-  /** The decoder's own words when it stopped at the limit: they show the expansion (a bomb, or a large body). */
-  let cutByDecoder: string | null = null;
-  let decodeFailed = false;
   return {
-    data: (chunk) => collector.data(chunk),
-    problem: (problem) => {
-      if (problem.code === "decode_limit") {
-        cutByDecoder = problem.message;
-        return;
-      }
-      decodeFailed = true;
-      report(problem);
-    },
-    end: (aborted) => {
-      // A body cut off by the connection or by corrupt compression is not JSON worth parsing.
-      if (aborted || decodeFailed) return;
-      collector.end();
-      const parsed = parseJsonBody(collector.body(), { truncated: collector.truncated || cutByDecoder !== null, limit });
-      if (!parsed.ok) {
-        const why = parsed.code === "body_truncated" && cutByDecoder !== null ? ` (${cutByDecoder})` : "";
-        return report({ code: parsed.code, message: `${parsed.error}${why}` });
-      }
-      const depthLimit = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
-      if (maxDepth(parsed.value, depthLimit) > depthLimit) {
-        return report({ code: "json_too_deep", message: `JSON body nests deeper than ${depthLimit} levels` });
-      }
-      emit({ kind: "json", value: parsed.value, bytes: collector.totalBytes });
-    },
+    mode: "sse",
+    done: reading.done,
+    data: (chunk) => guarded(() => reading.data(chunk)),
+    end: () => guarded(() => reading.end()),
+    abort: () => guarded(() => reading.abort()),
   };
 }
 

@@ -5,6 +5,8 @@
 export interface BodyProblem {
   code: BodyProblemCode;
   message: string;
+  /** A receiver may read the body otherwise than the proxy tried (see body-reading): why. */
+  ambiguity?: string;
 }
 
 export type BodyProblemCode =

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
 
 /** One dispatched SSE event. `byteOffset`: where its block starts in the (content-decoded) stream. */
@@ -7,6 +8,8 @@ export interface SseEvent {
   data: string;
   retry?: number;
   byteOffset?: number;
+  /** The event's bytes were not valid UTF-8: `data` has U+FFFD where they were (a receiver may drop them instead). */
+  invalidUtf8?: true;
 }
 
 export type SseRecord =
@@ -69,6 +72,9 @@ class BoundedSseDecoder implements SseDecoder {
   /** Set while `end()` flushes an unterminated block: its output is reported as incomplete. */
   private flushed: { event?: SseEvent; touched: boolean } | null = null;
   private fieldProblems = 0;
+  /** Bytes of the current block already fed to the parser (it spans chunks): checked for UTF-8 at its end. */
+  private blockPieces: Buffer[] = [];
+  private blockInvalid = false;
 
   constructor(private readonly options: SseDecoderOptions) {
     this.parser = createParser({
@@ -132,6 +138,7 @@ class BoundedSseDecoder implements SseDecoder {
       this.dropBlock(pending);
       this.skipping = true;
     } else if (feedFrom < chunk.length) {
+      this.blockPieces.push(Buffer.from(chunk.subarray(feedFrom)));
       this.parser.feed(this.text.decode(chunk.subarray(feedFrom), { stream: true }));
     }
   }
@@ -144,6 +151,7 @@ class BoundedSseDecoder implements SseDecoder {
       this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes });
     } else {
       const rest = this.text.decode();
+      this.checkBlock(Buffer.alloc(0));
       this.flushed = { touched: this.block.retry !== undefined };
       if (rest) this.parser.feed(rest);
       // Terminates a partial line (or completes a split CRLF), then a blank line dispatches what is pending.
@@ -166,7 +174,15 @@ class BoundedSseDecoder implements SseDecoder {
     return this.lineStart === 0 && length === 3 && BOM.every((byte, i) => this.head[i] === byte);
   }
 
+  /** CR and LF never occur inside a UTF-8 sequence: a block is valid UTF-8 or not on its own. */
+  private checkBlock(last: Buffer): void {
+    const whole = this.blockPieces.length > 0 ? Buffer.concat([...this.blockPieces, last]) : last;
+    this.blockInvalid = !isUtf8(whole);
+    this.blockPieces = [];
+  }
+
   private feedCompleteBlock(bytes: Buffer): void {
+    this.checkBlock(bytes);
     this.parser.feed(this.text.decode(bytes, { stream: true }));
     const { id, retry, dispatched } = this.block;
     if (!dispatched && (id !== undefined || retry !== undefined)) {
@@ -185,6 +201,7 @@ class BoundedSseDecoder implements SseDecoder {
       "event_too_large",
       `SSE event at byte ${this.blockStart} exceeds ${this.options.maxEventBytes} bytes (${size} so far); dropped`,
     );
+    this.blockPieces = [];
     this.parser.reset({ consume: false });
     this.text.decode(); // forget a half-decoded character of the dropped block
     // A fresh parser would strip a U+FEFF at the start of its input; a BOM is only valid at the stream start.
@@ -198,6 +215,7 @@ class BoundedSseDecoder implements SseDecoder {
     if (message.id !== undefined) event.id = message.id;
     if (this.block.retry !== undefined) event.retry = this.block.retry;
     event.byteOffset = this.blockStart;
+    if (this.blockInvalid) event.invalidUtf8 = true;
     this.block.dispatched = true;
     if (this.flushed) this.flushed.event = event;
     else this.options.onRecord({ type: "event", event });

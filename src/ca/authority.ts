@@ -6,18 +6,20 @@
  *   ca.info();                                   // for `mcp-wiretap ca show`
  *   const leaves = await LeafIssuer.create(ca);  // see leaf-issuer.ts
  *
- * Files: ca.pem (0644), ca-key.pem (PKCS#8, 0600), bundle.pem (system roots + ca.pem, 0644), folder 0700.
+ * Files: ca.pem (0644), ca-key.pem (PKCS#8, 0600), bundle.pem (system roots + ca.pem, 0644), folder 0700
+ * when created here (an existing folder must be ours and not writable by others; see permissions.ts).
  * An existing CA is never replaced behind the user's back: they may have installed it in trust stores, so
  * a half, broken or mismatched pair is an error that names the files, and an old CA only gives a warning.
+ * A key that others could read is refused: it may have been copied, so the way out is a new CA.
  */
 import { X509Certificate, createPrivateKey, generateKeyPair, type KeyObject } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
-import { ensureBundle, readIfExists, writeFileAtomic } from "./ca-files.js";
+import { ensureBundle, writeFileAtomic } from "./ca-files.js";
 import { CaError, startOverAdvice } from "./errors.js";
-import { PRIVATE_FILE_MODE, ensurePrivateDir, ensurePrivateKeyFile } from "./permissions.js";
+import { PRIVATE_FILE_MODE, ensureCaDir, readCaFile } from "./permissions.js";
 import { createCaCertificate, issuerIdentity, type IssuerIdentity } from "./x509-native.js";
 
 export { CaError } from "./errors.js";
@@ -73,9 +75,9 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
   const bundlePath = path.join(absoluteDir, "bundle.pem");
   const paths = { certPath, keyPath };
 
-  await ensurePrivateDir(absoluteDir);
-  let certPem = await readIfExists(certPath);
-  let keyPem = await readIfExists(keyPath);
+  ensureCaDir(absoluteDir);
+  let keyPem = readCaFile(keyPath, "key", paths);
+  let certPem = readCaFile(certPath, "certificate", paths);
   let created = false;
 
   if (certPem === null && keyPem === null) {
@@ -93,14 +95,14 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
     );
   }
 
-  await ensurePrivateKeyFile(keyPath);
   const { cert, privateKey } = parseCa(paths, certPem, keyPem);
   await ensureBundle(bundlePath, certPem, PUBLIC_FILE_MODE);
 
+  const validity = validityOf(cert);
   const info: CaInfo = {
     subject: cert.subject.split("\n").join(", "),
-    notBefore: cert.validFromDate.toISOString(),
-    notAfter: cert.validToDate.toISOString(),
+    notBefore: new Date(validity.notBefore).toISOString(),
+    notAfter: new Date(validity.notAfter).toISOString(),
     fingerprint256: cert.fingerprint256,
     certPath,
     keyPath,
@@ -112,9 +114,9 @@ export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): 
     bundlePath,
     certPem,
     created,
-    warning: validityWarning(cert, now(), paths),
-    notBefore: cert.validFromDate.getTime(),
-    notAfter: cert.validToDate.getTime(),
+    warning: validityWarning(validity, now(), paths),
+    notBefore: validity.notBefore,
+    notAfter: validity.notAfter,
     issuer: issuerIdentity(cert, privateKey),
     info: () => ({ ...info }),
   };
@@ -162,11 +164,11 @@ async function placeNewCa(paths: CaPaths, fresh: CaPems): Promise<boolean> {
 /** Another process placed its key first: its certificate follows within milliseconds. */
 async function waitForOtherProcess(paths: CaPaths): Promise<{ certPem: string | null; keyPem: string | null }> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const certPem = await readIfExists(paths.certPath);
-    if (certPem !== null) return { certPem, keyPem: await readIfExists(paths.keyPath) };
+    const certPem = readCaFile(paths.certPath, "certificate", paths);
+    if (certPem !== null) return { certPem, keyPem: readCaFile(paths.keyPath, "key", paths) };
     await sleep(50);
   }
-  return { certPem: null, keyPem: await readIfExists(paths.keyPath) };
+  return { certPem: null, keyPem: readCaFile(paths.keyPath, "key", paths) };
 }
 
 function parseCa(paths: CaPaths, certPem: string, keyPem: string): { cert: X509Certificate; privateKey: KeyObject } {
@@ -200,14 +202,25 @@ function parseCa(paths: CaPaths, certPem: string, keyPem: string): { cert: X509C
   return { cert, privateKey };
 }
 
-function validityWarning(cert: X509Certificate, now: number, paths: CaPaths): string | null {
+/**
+ * The certificate's validity in epoch milliseconds. `validFromDate`/`validToDate` exist from Node 22.10 on;
+ * before that only the OpenSSL strings (`validFrom`, "Nov 23 20:22:10 2026 GMT"), which Date parses.
+ */
+function validityOf(cert: X509Certificate): { notBefore: number; notAfter: number } {
+  const dates = cert as Partial<Pick<X509Certificate, "validFromDate" | "validToDate">>;
+  return {
+    notBefore: dates.validFromDate?.getTime() ?? Date.parse(cert.validFrom),
+    notAfter: dates.validToDate?.getTime() ?? Date.parse(cert.validTo),
+  };
+}
+
+function validityWarning(validity: { notBefore: number; notAfter: number }, now: number, paths: CaPaths): string | null {
   const { certPath } = paths;
-  const notBefore = cert.validFromDate.getTime();
-  const notAfter = cert.validToDate.getTime();
-  const until = cert.validToDate.toISOString();
+  const { notBefore, notAfter } = validity;
+  const until = new Date(notAfter).toISOString();
   if (now < notBefore) {
     return (
-      `The mcp-wiretap CA ${certPath} is not valid before ${cert.validFromDate.toISOString()}: ` +
+      `The mcp-wiretap CA ${certPath} is not valid before ${new Date(notBefore).toISOString()}: ` +
       `check this machine's clock.`
     );
   }

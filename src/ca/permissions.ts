@@ -1,68 +1,55 @@
 /**
- * The CA folder must be private to its owner (0700) and the CA key readable only by them (0600):
- * anyone who can read the key can impersonate any site to a client that trusts the CA.
- * File modes mean little on Windows, so these checks are skipped there.
+ * The CA folder must be private to its owner and the CA key readable only by them (0600): anyone who can
+ * read the key can impersonate any site to a client that trusts the CA. The rules are those of every private
+ * file (src/util/private-file.ts): nothing is chmod-ed that this code did not create, links are not followed,
+ * and a key that others could read is refused for good, since it may already have been copied.
  */
-import { chmod, mkdir, stat } from "node:fs/promises";
-import path from "node:path";
-import { CaError } from "./errors.js";
+import { statSync } from "node:fs";
+import { PrivateFileError, ensurePrivateDir, octal, readPrivateFile } from "../util/private-file.js";
+import { CaError, startOverAdvice } from "./errors.js";
 
-export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
-const enforced = process.platform !== "win32";
+export { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, errorCode } from "../util/private-file.js";
 
-/** Creates `dir` with mode 0700, or tightens an existing folder to 0700. */
-export async function ensurePrivateDir(dir: string): Promise<void> {
+/** Creates `dir` (0700), or checks that the existing folder is ours and that nobody else can write to it. */
+export function ensureCaDir(dir: string): void {
   try {
-    await mkdir(path.dirname(dir), { recursive: true });
-    await mkdir(dir, { mode: PRIVATE_DIR_MODE });
+    ensurePrivateDir(dir, "The CA folder");
   } catch (error) {
-    if (errorCode(error) !== "EEXIST") {
-      throw new CaError(`Cannot create the CA folder ${dir}: ${describe(error)}. Choose another folder with --ca-dir.`);
+    if (error instanceof PrivateFileError) {
+      throw new CaError(`${error.message} The CA key must live in a private folder: give one with --ca-dir.`);
     }
-  }
-  const info = await stat(dir);
-  if (!info.isDirectory()) {
-    throw new CaError(`The CA folder ${dir} exists but is not a folder. Move it away or choose another with --ca-dir.`);
-  }
-  // A folder just made can still differ: the umask may have removed some of the owner's bits.
-  if ((info.mode & 0o777) !== PRIVATE_DIR_MODE) {
-    await setMode(dir, info.mode, PRIVATE_DIR_MODE, "folder", `chmod 700 ${quote(dir)}`);
+    throw new CaError(`Cannot create the CA folder ${dir}: ${describe(error)}. Choose another folder with --ca-dir.`);
   }
 }
 
-/** Tightens the CA key file to 0600 if group or others have any access to it (0400 is left alone). */
-export async function ensurePrivateKeyFile(file: string): Promise<void> {
-  const info = await stat(file);
-  if ((info.mode & 0o077) !== 0) {
-    await setMode(file, info.mode, PRIVATE_FILE_MODE, "key file", `chmod 600 ${quote(file)}`);
-  }
-}
-
-async function setMode(target: string, mode: number, wanted: number, what: string, fix: string): Promise<void> {
-  if (!enforced) return;
+/** Reads a CA file (never through a link), or null when it does not exist. */
+export function readCaFile(file: string, role: "key" | "certificate", paths: { certPath: string; keyPath: string }): string | null {
   try {
-    await chmod(target, wanted);
+    return readPrivateFile(file, role === "key" ? "The CA key" : "The CA certificate", { secret: role === "key" });
   } catch (error) {
-    throw new CaError(
-      `The CA ${what} ${target} has mode ${octal(mode)} and could not be changed to ${octal(wanted)} ` +
-        `(${describe(error)}). Run \`${fix}\` as its owner, or choose another CA folder with --ca-dir.`,
-    );
+    if (!(error instanceof PrivateFileError)) throw error;
+    if (role === "key" && (error.problem === "readable_by_others" || error.problem === "writable_by_others")) {
+      throw new CaError(exposedKeyMessage(file, paths));
+    }
+    throw new CaError(`${error.message} ${startOverAdvice(paths.certPath, paths.keyPath)}`);
   }
 }
 
-export function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
+/** Others could read the key: it must be treated as copied, and replaced rather than tightened. */
+function exposedKeyMessage(file: string, paths: { certPath: string; keyPath: string }): string {
+  let mode = ":";
+  try {
+    mode = ` has mode ${octal(statSync(file).mode)}:`;
+  } catch {
+    // gone meanwhile: the message stands without the mode
+  }
+  return (
+    `The CA key ${file}${mode} other users of this machine can read it, so it may have been read already, and ` +
+    `whoever has it can impersonate any site to the clients that trust this CA. mcp-wiretap does not use it. ` +
+    `${startOverAdvice(paths.certPath, paths.keyPath)}`
+  );
 }
 
 function describe(error: unknown): string {
-  return errorCode(error) ?? (error instanceof Error ? error.message : String(error));
-}
-
-function octal(mode: number): string {
-  return "0" + (mode & 0o777).toString(8).padStart(3, "0");
-}
-
-function quote(file: string): string {
-  return /^[\w./-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`;
+  return (error as NodeJS.ErrnoException | null)?.code ?? (error instanceof Error ? error.message : String(error));
 }

@@ -1,4 +1,5 @@
 import { isIPv6 } from "node:net";
+import { quoteSh } from "./client-env.js";
 
 export interface BannerFacts {
   address: { host: string; port: number };
@@ -8,6 +9,14 @@ export interface BannerFacts {
   insecure: boolean;
   policy: string;
   reverse?: string[];
+  /**
+   * How a client in another shell is pointed at the proxy: the lines `mcp-wiretap env` prints, and the
+   * folder of the CA for the `env` command line. Absent under `run` (its command gets them) and with
+   * --reverse (its clients use the local URLs).
+   */
+  client?: { exports: string[]; caDir: string; proxyAuth: boolean };
+  /** The web UI's URL, with its token. */
+  ui?: string;
 }
 
 /** What a user needs to point a client at the proxy, printed to stderr at start. */
@@ -19,11 +28,22 @@ export function banner(f: BannerFacts): string {
     `  CA certificate: ${f.caCertPath}${f.caCreated ? " (created now)" : ""}`,
     `  logs: ${f.logTarget}`,
     `  policy: ${f.policy}`,
+    ...(f.ui ? [`  UI: ${f.ui}`] : []),
     ...(f.insecure ? ["  WARNING: upstream certificates are not verified (--insecure-upstream)"] : []),
     ...(f.reverse?.length ? ["Reverse mode (point a client at the local URL):", ...f.reverse.map((r) => `  ${r}`)] : []),
-    "Point an MCP client at it:",
-    `  export HTTPS_PROXY=${url} HTTP_PROXY=${url} NODE_USE_ENV_PROXY=1 NODE_EXTRA_CA_CERTS=${f.caCertPath}`,
-    "",
   ];
+  if (f.client) {
+    lines.push(
+      `Point an MCP client at it: in its shell, eval "$(mcp-wiretap env --proxy ${url} --ca-dir ${shellWord(f.client.caDir)})"`,
+      "or set these (Node, Python, curl):",
+      ...f.client.exports.map((line) => `  ${line}`),
+    );
+    if (f.client.proxyAuth) lines.push("  (the proxy wants credentials: put user:password@ in the proxy URLs, or set MCP_WIRETAP_PROXY_AUTH for `env`)");
+  }
+  lines.push("");
   return lines.join("\n");
+}
+
+function shellWord(value: string): string {
+  return /^[\w./:@%+=,-]+$/.test(value) ? value : quoteSh(value);
 }

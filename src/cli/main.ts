@@ -1,113 +1,25 @@
 #!/usr/bin/env node
-import { Command, CommanderError, Option } from "commander";
-import { UsageError } from "../util/usage-error.js";
-import type { ExplainOptions } from "./policy-commands.js";
-import { VERSION } from "./package-info.js";
-import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
-import { registerRunCommand } from "./run.js";
-import { registerEnvCommand } from "./env-command.js";
-import { registerTailCommand } from "./tail/command.js";
-import { registerExportCommand } from "./har/command.js";
-import { registerAnalysisCommands } from "./analysis-commands.js";
+/**
+ * The `mcp-wiretap` executable. It checks the Node.js version before anything else is loaded: the rest of
+ * the program (and its dependencies) uses APIs of Node 22.12+, and on an older Node the user would see a
+ * stack trace from deep inside instead of what to do. Keep this module free of static imports.
+ */
+const MINIMUM = { major: 22, minor: 12 };
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
-const USAGE = 2;
+function isSupported(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > MINIMUM.major || (major === MINIMUM.major && minor >= MINIMUM.minor);
+}
 
-export function buildProgram(): Command {
-  const program = new Command("mcp-wiretap")
-    .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
-    .version(VERSION, "-v, --version")
-    // Program options only before a command name: `tail -v` is tail's --verbose, not --version.
-    .enablePositionalOptions()
-    .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
-
-  addProxyOptions(program.command("start", { isDefault: true }).description("run the proxy (the default command)"), { port: 8080 }).action(
-    async (o: Record<string, unknown>) => (await import("./start.js")).startCommand(toStartOptions(o)),
+const found = process.versions.node;
+if (!isSupported(found)) {
+  process.stderr.write(
+    `mcp-wiretap needs Node.js ≥ ${MINIMUM.major}.${MINIMUM.minor} (found ${found}).\n` +
+      `  Install Node.js 22 or 24 (LTS) from https://nodejs.org, or with nvm: nvm install 22 && nvm use 22\n` +
+      `  then run mcp-wiretap again (\`node --version\` shows which Node is first on your PATH).\n`,
   );
-
-  const ca = program.command("ca").description("the proxy's certificate authority");
-  ca.command("path")
-    .description("print the absolute path of the CA certificate (PEM), creating the CA if needed")
-    .addOption(caDirOption())
-    .action(async (o: { caDir: string }) => (await import("./ca-commands.js")).caPathCommand(o));
-  ca.command("show")
-    .description("print the CA's subject, validity and SHA-256 fingerprint")
-    .addOption(caDirOption())
-    .option("--json", "as JSON")
-    .action(async (o: { caDir: string; json?: boolean }) => (await import("./ca-commands.js")).caShowCommand(o));
-  const policy = program.command("policy").description("check and explain policy files");
-  policy
-    .command("check")
-    .argument("<file>", "policy file (YAML)")
-    .description("validate a policy file and summarise it")
-    .action(async (file: string) => (await import("./policy-commands.js")).policyCheckCommand(file));
-  policy
-    .command("explain")
-    .argument("<file>", "policy file (YAML)")
-    .description("show which rules and detectors a message would fire, and why")
-    .requiredOption("--message <json>", "the JSON-RPC message")
-    .option("--server <host:port>", "the real destination", "mcp.example.com:443")
-    .addOption(new Option("--direction <direction>", "default: requests and notifications client_to_server, responses server_to_client").choices(["client_to_server", "server_to_client"]))
-    .option("--method <method>", "for a response: the method of the request it answers")
-    .option("--json", "as JSON")
-    .action(async (file: string, o: ExplainOptions) => (await import("./policy-commands.js")).policyExplainCommand(file, o));
-
-  program
-    .command("verify-log")
-    .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
-    .description("find edited, removed or reordered records in an audit-chained log")
-    .option("--json", "as JSON")
-    .action(async (files: string[], o: { json?: boolean }) => (await import("./verify-log.js")).verifyLogCommand(files, o));
-
-  const pins = program.command("pins").description("the tool-pinning store (trust on first use)");
-  pins
-    .command("list")
-    .description("list pinned tools per server, and changes awaiting approval")
-    .addOption(caDirOption())
-    .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
-    .addOption(new Option("--state <url>", "the shared store of replicas instead (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
-    .option("--json", "as JSON")
-    .action(async (o: { caDir: string; pins?: string; state?: string; json?: boolean }) => (await import("./pins-commands.js")).pinsListCommand(o));
-  pins
-    .command("approve")
-    .argument("<server>", "host:port as in the records")
-    .argument("[tools...]", "tool names (default: every tool awaiting approval)")
-    .description("trust the tool definitions seen last")
-    .addOption(caDirOption())
-    .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
-    .addOption(new Option("--state <url>", "the shared store of replicas instead (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
-    .action(async (server: string, tools: string[], o: { caDir: string; pins?: string; state?: string }) =>
-      (await import("./pins-commands.js")).pinsApproveCommand(server, tools, o),
-    );
-  registerTailCommand(program);
-  registerExportCommand(program);
-  registerRunCommand(program);
-  registerEnvCommand(program);
-  registerAnalysisCommands(program);
-  return program;
+  process.exit(1);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
-  try {
-    await program.parseAsync(argv);
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exit(err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : USAGE);
-    }
-    if (err instanceof UsageError) {
-      process.stderr.write(`mcp-wiretap: ${err.message}\n`);
-      process.exit(USAGE);
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === "EADDRINUSE" || e.code === "EACCES" || e.code === "EADDRNOTAVAIL") {
-      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`mcp-wiretap: ${e.stack ?? String(err)}\n`);
-    process.exit(1);
-  }
-}
-
+const { main } = await import("./program.js");
 await main(process.argv);

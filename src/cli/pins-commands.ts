@@ -27,7 +27,7 @@ async function withSharedStore(url: string, use: (store: PinsView) => void): Pro
   const opts = { state: url };
   const { openSharedState } = await import("../state/shared-state.js");
   const { redactedUrl } = await import("../state/redis-pins.js");
-  const state = await openSharedState(opts.state, { localPins: null, enforcing: true, warn: () => undefined });
+  const state = await openSharedState(opts.state, { localPins: null, warn: () => undefined });
   try {
     if (state.problem) {
       process.stderr.write(`mcp-wiretap: ${state.problem}\n`);

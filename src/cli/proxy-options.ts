@@ -6,33 +6,26 @@ const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : p
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import type { StartOptions } from "./start.js";
+import { DEFAULT_UI_PORT } from "../ui/server/ui-command.js";
 
 export function caDirOption(): Option {
   return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
 }
 
-/** The options of a running proxy, shared by `start` and `run`. */
-export function addProxyOptions(cmd: Command, defaults: { port: number }): Command {
+/** Where records go: shared by `start`, `run` and `stdio`. */
+export function addLogOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option("--host <address>", "address to listen on").default("127.0.0.1").argParser(parseListenHost))
-    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaults.port).argParser(parsePort))
-    .addOption(caDirOption())
     .option("--log-file <file>", "write log records to this file (created 0600) instead of stdout")
     .addOption(new Option("--log-max-size <size>", "rotate the log file past this size (e.g. 100M); 0 never").default(100 * 1024 * 1024, "100M").argParser(parseSizeOrZero))
     .addOption(new Option("--log-keep <n>", "rotated log files kept").default(5).argParser(parsePositiveInt))
-    .option("--audit-chain", "chain every record to the previous one (seq, prevHash) so edits show; check with verify-log", false)
-    .addOption(new Option("--on-log-error <what>", "when records cannot be written: pass traffic (loud error) or block it").choices(["pass", "block"]).default("pass"))
-    .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
-    .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
-    .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
-    .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
-    .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
-    .option(
-      "--reverse <[local=]url>",
-      "serve an upstream MCP server locally: URL on this port, /prefix=URL under a path, :port=URL on a port of its own; repeatable",
-      collect,
-      [],
-    )
+    .option("--audit-chain", "chain and seal every record (seq, prevHash, mac) so edits, forgeries and cuts show; check with verify-log", false)
+    .option("--audit-dir <dir>", "folder of the --audit-chain key and state (default: audit/ in the CA folder)")
+    .addOption(new Option("--on-log-error <what>", "when records cannot be written: pass traffic (loud error) or block it").choices(["pass", "block"]).default("pass"));
+}
+
+/** How much of each message is inspected and logged: shared by `start`, `run` and `stdio`. */
+export function addPayloadOptions(cmd: Command): Command {
+  return cmd
     .addOption(new Option("--payloads <mode>", "how much of each message to log").choices(PAYLOAD_MODES).default("truncated"))
     .addOption(
       new Option("--max-payload-bytes <n>", "payloads larger than this are truncated (with size and sha256)")
@@ -43,7 +36,30 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
       new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected")
         .default(DEFAULT_MAX_INSPECT_BYTES)
         .argParser(parsePositiveInt),
-    )
+    );
+}
+
+/** The options of a running proxy, shared by `start` and `run`. */
+export function addProxyOptions(cmd: Command, defaults: { port: number }): Command {
+  cmd
+    .addOption(new Option("--host <address>", "address to listen on").default("127.0.0.1").argParser(parseListenHost))
+    .addOption(new Option("--port <port>", "port to listen on (0: any free port)").default(defaults.port).argParser(parsePort))
+    .addOption(caDirOption());
+  addLogOptions(cmd);
+  cmd
+    .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
+    .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
+    .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
+    .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
+    .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
+    .option(
+      "--reverse <[local=]url>",
+      "serve an upstream MCP server locally: URL on this port, /prefix=URL under a path, :port=URL on a port of its own; repeatable",
+      collect,
+      [],
+    );
+  addPayloadOptions(cmd);
+  return cmd
     .addOption(
       new Option("--proxy-auth <user:password>", "require HTTP Basic proxy credentials (needed to listen beyond loopback)").env(
         "MCP_WIRETAP_PROXY_AUTH",
@@ -57,6 +73,8 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .option("--otlp-header <name=value>", "header sent with every OTLP export; repeatable (adds to $OTEL_EXPORTER_OTLP_HEADERS)", collect, [])
     .option("--otlp-payloads", "put redacted tool arguments and results on spans (off: never exported)", false)
     .addOption(new Option("--state <url>", "keep tool pins and rate-limit counters in Redis, shared by replicas (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
+    .option("--ui", "serve the web UI on loopback (the banner prints its URL with a token)", false)
+    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -80,6 +98,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     logMaxSize: o.logMaxSize as number,
     logKeep: o.logKeep as number,
     auditChain: o.auditChain as boolean,
+    ...(o.auditDir ? { auditDir: o.auditDir as string } : {}),
     onLogError: o.onLogError as "pass" | "block",
     otlp: {
       endpoint: o.otlpEndpoint as string | undefined,
@@ -88,6 +107,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
       payloads: o.otlpPayloads as boolean,
     },
     state: o.state as string | undefined,
+    ...(o.ui || o.uiPort !== undefined ? { uiPort: (o.uiPort as number | undefined) ?? DEFAULT_UI_PORT } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

@@ -27,7 +27,8 @@ export function registerRunCommand(program: Command): Command {
     .command("run")
     .description("run a command (an MCP client) through the proxy, with its proxy and CA settings made for it")
     .argument("<command...>", "the command and its arguments; put -- before it")
-    .usage("[options] -- <command> [args...]");
+    .usage("[options] -- <command> [args...]")
+    .passThroughOptions(); // `run python3 -c CODE`: options after the command are the command's
   addProxyOptions(cmd, { port: 0 });
   // Everything `start` has but --ca-dir (the CA to trust) and --proxy-auth (credentials to use) configures
   // the embedded proxy only.
@@ -129,7 +130,7 @@ export async function runCommand(command: string[], o: Record<string, unknown>, 
     proxyUrl = withCredentials(attachTo, startOptions.proxyAuth);
   } else {
     const { startProxy } = await import("./start.js");
-    proxy = await startProxy({ ...startOptions, logFd: 2 });
+    proxy = await startProxy({ ...startOptions, logFd: 2, clientHint: false });
     proxyUrl = proxyUrlFor(proxy.address, startOptions.proxyAuth);
   }
   const ca = proxy ? { certPath: proxy.caCertPath, bundlePath: proxy.caBundlePath } : await attachedCa(startOptions.caDir, attachTo!);

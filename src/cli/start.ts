@@ -4,15 +4,9 @@ import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../log/http-record.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
-import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
+import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
-import { McpTracker } from "../mcp/tracker.js";
-import { createPolicy } from "../policy/create-policy.js";
-import { settleEnforcement } from "../policy/enforcement.js";
-import { loadPolicyFile } from "../policy/load-config.js";
-import { PinStore } from "../policy/pin-store.js";
 import { ProxyServer, errorText } from "../proxy/server.js";
 import { upstreamRoots } from "../proxy/upstream-trust.js";
 import { formatTarget } from "../proxy/target.js";
@@ -20,11 +14,12 @@ import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
 import { banner } from "./banner.js";
+import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
-import { DEFAULT_POLICY_FILE, VERSION } from "./package-info.js";
+import { VERSION } from "./package-info.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
-import type { OtlpExporter } from "../otel/otlp-exporter.js";
 
 export interface StartOptions {
   host: string;
@@ -50,8 +45,10 @@ export interface StartOptions {
   logFd?: number;
   /** NSS key-log file for both TLS legs. */
   keylog?: string;
-  /** Every record carries `seq` and the hash of the one before (`mcp-wiretap verify-log`). */
+  /** Every record carries `seq`, the hash of the one before and a MAC (`mcp-wiretap verify-log`). */
   auditChain?: boolean;
+  /** Folder of the audit key and state; default `audit/` in the CA folder. */
+  auditDir?: string;
   /** When records cannot be written: keep passing traffic (default) or refuse it. */
   onLogError?: OnLogError;
   /** How long a new upstream connection may take, TCP connect and TLS handshake (default 30 s). */
@@ -59,17 +56,20 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
+  clientHint?: boolean;
+  /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
+  uiPort?: number;
   /** OpenTelemetry export (`--otlp-*`, OTEL_* variables). */
   otlp?: OtlpOptions;
   /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
   state?: string;
 }
 
-/** Bounds on what the proxy remembers between messages. */
-const MAX_PENDING_REQUESTS = 10_000;
-const MAX_SESSIONS = 10_000;
-
 export class StartError extends UsageError {}
+
+/** Record lines waiting for the OTLP exporter at most; beyond, they are dropped and reported (`record_stream_drops`). */
+const OTLP_FEED_QUEUE = 10_000;
 
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };
@@ -83,18 +83,13 @@ export interface RunningProxy {
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
   const reverse = parseReverse(opts);
-  const policyFile = path.resolve(opts.config ?? DEFAULT_POLICY_FILE);
-  const policyConfig = loadPolicyFile(policyFile);
   const otlp = otlpSettings(opts.otlp ?? {});
-  const ca = await loadOrCreateCa(opts.caDir);
-  const localPins = path.join(ca.dir, "pins.json");
-  const state = opts.state ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins, enforcing: policyConfig.mode === "enforce", warn: (w) => log.warn(w) }) : null;
   // `log` exists before any traffic, hence before any warning.
-  const policy = createPolicy(policyConfig, {
-    pins: state?.pins ?? new PinStore(localPins),
-    ...(state ? { rateLimiter: state.rateLimiter } : {}),
-    warn: (w) => log.warn(w),
-  });
+  const state = opts.state
+    ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
+    : null;
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state);
+  const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
@@ -102,43 +97,26 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.logMaxSize ? { maxSize: opts.logMaxSize } : {}),
     ...(opts.logKeep ? { keep: opts.logKeep } : {}),
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
-    auditChain: opts.auditChain ?? false,
+    ...(opts.auditChain ? { auditChain: { dir: path.resolve(opts.auditDir ?? path.join(ca.dir, "audit")) } } : {}),
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
-  const otel: OtlpExporter | null = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
-  if (state?.problem) log.warn({ event: "state_unavailable", state: (await import("../state/redis-pins.js")).redactedUrl(opts.state!), message: state.problem });
+  if (state?.problem) log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+  // Fed from the record stream: spans are made from the records as written, off the traffic's path.
+  const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
+  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
   if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
   if (opts.insecureUpstream) {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const payloadOptions = { payloads: opts.payloads ?? DEFAULT_PAYLOAD_MODE, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        const decision = policy.judge(e);
-        e.decision = decision;
-        settleEnforcement(e, decision, policyConfig.removeDeniedTools);
-        const loud = e.kind === "invalid" || e.headerMismatch !== undefined || e.roundProblem !== undefined || decision.action !== "allow";
-        const record = rpcRecord(e, payloadOptions);
-        log[loud ? "warn" : "info"](record);
-        otel?.record(record);
-      },
-      session: (r) => {
-        const record = sessionRecord(r);
-        log.info(record);
-        otel?.record(record);
-      },
-    },
-    { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
-  );
+  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -167,6 +145,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const address = await server.listen();
   const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
   const reversePorts = [...address.reversePorts];
+  const ui =
+    opts.uiPort === undefined
+      ? null
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort).catch(async (err: unknown) => {
+          await server.close(0);
+          throw err;
+        });
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
   log.info({
     event: "start",
@@ -189,6 +174,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       insecure: opts.insecureUpstream,
       policy: `${policyFile} (${policyConfig.mode})`,
       reverse: reverseLines,
+      ...(opts.clientHint !== false && reverse.length === 0 ? { client: clientHint(address, ca, opts) } : {}),
+      ...(ui ? { ui: ui.url } : {}),
     }),
   );
   let stopping: Promise<void> | null = null;
@@ -199,8 +186,16 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
-        await keylog?.close();
+        await ui?.close();
+        // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
+        if (otelFeed) {
+          // The feed drains 512 lines a turn: let what the last exchanges wrote reach the exporter.
+          for (let turn = 0; turn < 8; turn++) await new Promise((resolve) => setImmediate(resolve));
+          otelFeed.stop();
+        }
         await otel?.stop();
+        sink.records.close();
+        await keylog?.close();
         await state?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();
@@ -212,10 +207,12 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {
-  const proxy = await startProxy(opts);
-  const onSignal = (signal: NodeJS.Signals): void => {
-    process.once(signal, () => process.exit(130));
-    proxy.stop(signal).then(
+  // Listening for signals before the banner goes out: a script that stops the proxy as soon as it sees the
+  // banner must get a clean stop (and the stop record), not Node's default exit on SIGINT.
+  let proxy: RunningProxy | null = null;
+  let received: NodeJS.Signals | null = null;
+  const stop = (signal: NodeJS.Signals, running: RunningProxy): void => {
+    running.stop(signal).then(
       () => process.exit(0),
       (err) => {
         process.stderr.write(`mcp-wiretap: error while stopping: ${errorText(err)}\n`);
@@ -223,8 +220,21 @@ export async function startCommand(opts: StartOptions): Promise<void> {
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    process.once(signal, () => process.exit(130));
+    received ??= signal;
+    if (proxy) stop(signal, proxy);
+  };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  proxy = await startProxy(opts);
+  if (received) stop(received, proxy);
+}
+
+/** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
+function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
+  const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
+  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */

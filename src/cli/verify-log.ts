@@ -1,16 +1,66 @@
 import { readFileSync } from "node:fs";
-import { verifyChain } from "../log/audit-chain.js";
+import path from "node:path";
+import { readAuditKey, readChainState, statePathFor, AUDIT_KEY_FILE } from "../log/audit-state.js";
+import { verifyChain, type ChainReport } from "../log/audit-verify.js";
+import { UsageError } from "../util/usage-error.js";
 
-/** `mcp-wiretap verify-log FILE…`: checks the audit chain; exit 1 when anything was changed. */
-export function verifyLogCommand(files: string[], opts: { json?: boolean }): void {
-  const report = verifyChain(files.map((name) => ({ name, text: readFileSync(name, "utf8") })));
-  if (opts.json) {
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  } else if (report.problems.length === 0) {
-    process.stdout.write(`ok: ${report.records} records, chain intact${report.endedCleanly ? ", ended with a stop record" : ", no stop record at the end (still running, or cut short)"}\n`);
-  } else {
-    const lines = report.problems.map((p) => `${p.file}:${p.line}${p.seq !== null ? ` (seq ${p.seq})` : ""}: ${p.problem}`);
-    process.stdout.write(`${lines.join("\n")}\nFAILED: ${report.problems.length} problem(s) in ${report.records} records\n`);
+/** verify-log's exit codes (README: "Checking a log"). A usage error (a file that cannot be read) is 2. */
+export const VERIFY_EXIT = { ok: 0, problems: 1, unkeyed: 3 } as const;
+
+export interface VerifyLogOptions {
+  json?: boolean;
+  caDir: string;
+  /** Where the audit key and states are; default `<caDir>/audit`. */
+  auditDir?: string;
+}
+
+/**
+ * `mcp-wiretap verify-log FILE…`: checks the chain, the MAC of every record with the audit key, and the
+ * end of the log against its audit state. Exit 0: intact and authenticated; 1: a problem was found; 3: no
+ * problem found but no key either, so only the unkeyed hashes were checked.
+ */
+export function verifyLogCommand(files: string[], opts: VerifyLogOptions): void {
+  const auditDir = path.resolve(opts.auditDir ?? path.join(opts.caDir, "audit"));
+  const keys = readAuditKey(auditDir);
+  const texts = files.map((name) => ({ name, text: readLog(name) }));
+  const report = verifyChain(texts, {
+    keys,
+    ...(keys ? { stateLookup: (log: string) => readChainState(statePathFor(auditDir, log), keys) } : {}),
+  });
+  const exit = report.problems.length > 0 ? VERIFY_EXIT.problems : report.authenticated ? VERIFY_EXIT.ok : VERIFY_EXIT.unkeyed;
+  if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, exitCode: exit }, null, 2)}\n`);
+  else process.stdout.write(describe(report, files.length, path.join(auditDir, AUDIT_KEY_FILE), keys !== null));
+  process.exitCode = exit;
+}
+
+function readLog(name: string): string {
+  try {
+    return readFileSync(name, "utf8");
+  } catch (error) {
+    throw new UsageError(`missing file: cannot read ${name} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  if (report.problems.length > 0) process.exitCode = 1;
+}
+
+function describe(report: ChainReport, fileCount: number, keyFile: string, hadKey: boolean): string {
+  const notes = report.notes.map((n) => `note: ${n}\n`).join("");
+  if (report.problems.length > 0) {
+    const lines = report.problems.map((p) => `${p.file}:${p.line}${p.seq !== null ? ` (seq ${p.seq})` : ""}: ${p.problem}\n`);
+    return `${lines.join("")}${notes}FAILED: ${report.problems.length} problem(s) in ${report.records} records\n`;
+  }
+  const files = fileCount === 1 ? "" : ` in ${fileCount} files`;
+  const end = report.endedCleanly ? "ended with a stop record" : "no stop record at the end (still running, stopped abruptly, or cut short)";
+  if (!report.authenticated) {
+    const why = hadKey ? "its records carry no MAC" : `no audit key at ${keyFile} (give --audit-dir or --ca-dir)`;
+    return (
+      `${notes}UNVERIFIED: ${report.records} records${files}, hashes intact, ${end}; but only the unkeyed integrity ` +
+      `was checked (${why}): anyone who could write the file could have cut it or rewritten it consistently\n`
+    );
+  }
+  const state =
+    report.state === "matched"
+      ? `ends where the audit state says (seq ${report.last?.seq})`
+      : report.state === "behind"
+        ? "goes on past the audit state's last checkpoint"
+        : "no audit state to compare the end with";
+  return `${notes}ok: ${report.records} records${files}, chain intact, every record authenticated with the audit key, ${state}, ${end}\n`;
 }

@@ -1,21 +1,80 @@
-import { createHash } from "node:crypto";
+/**
+ * `--audit-chain`: every record gains `seq`, `prevHash` (the sha256 of the previous line as written) and
+ * `mac` (HMAC-SHA256 of the line up to `mac`, with a key kept beside the CA: see audit-state.ts).
+ *
+ * The hash chain shows an edited, removed or reordered record to anyone; the MAC makes a record that was
+ * not written by the proxy show too, so nobody without the key can cut the log and append a record that
+ * passes (a forged `stop`), or rewrite it consistently. What a cut at the end removes is shown by the audit
+ * state, which holds the last seq and hash written (audit-verify.ts compares them).
+ */
+import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto";
 
 export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
+const MAC_PREFIX = "hmac-sha256:";
+const SEALED = /,"mac":"hmac-sha256:([0-9a-f]{64})"\}$/;
+
+/** The two uses of the audit key, kept apart so that a sealed state line can never pass as a record. */
+export interface AuditKeys {
+  readonly records: KeyObject;
+  readonly state: KeyObject;
+}
+
+// KeyObjects, not Buffers: Node re-imports a Buffer key on every createHmac (~40 µs on Node 24, measured),
+// which per record would cost more than writing it.
+export function deriveAuditKeys(secret: Buffer): AuditKeys {
+  const derive = (use: string) => createSecretKey(createHmac("sha256", secret).update(`mcp-wiretap audit ${use}`).digest());
+  return { records: derive("records"), state: derive("state") };
+}
 
 export function lineHash(line: string): string {
   return `sha256:${createHash("sha256").update(line).digest("hex")}`;
 }
 
+/** `{…}` → `{…,"mac":"hmac-sha256:<hex>"}`, the MAC taken over the text before it. */
+export function seal(unsealed: string, key: KeyObject): string {
+  return `${unsealed.slice(0, -1)},"mac":"${macOf(unsealed, key)}"}`;
+}
+
+/** The text a line's MAC was taken over, and the MAC; null when the line carries none. */
+export function unseal(line: string): { unsealed: string; mac: string } | null {
+  const match = SEALED.exec(line);
+  if (!match) return null;
+  return { unsealed: `${line.slice(0, match.index)}}`, mac: `${MAC_PREFIX}${match[1]}` };
+}
+
+export function macOf(text: string, key: KeyObject): string {
+  return `${MAC_PREFIX}${createHmac("sha256", key).update(text).digest("hex")}`;
+}
+
+export interface ChainPosition {
+  seq: number;
+  /** sha256 of the line with that seq, as written. */
+  hash: string;
+}
+
 /**
- * Sits between pino and the file: every record gains `seq` and `prevHash` (the sha256 of the previous
- * line as written), so that an edited, removed or reordered record breaks the chain where it happened.
- * pino hands over one whole record per write, ending in a newline.
+ * Sits between pino and the writer. pino hands over one whole record per write, ending in a newline.
+ * `from` continues a chain (the same log file after a restart, from its audit state).
  */
 export class AuditChain {
-  private seq = 0;
-  private prev = GENESIS_HASH;
+  private seq: number;
+  private prev: string;
+  private lastPosition: ChainPosition | null;
 
-  constructor(private readonly next: { write(chunk: string): unknown }) {}
+  constructor(
+    private readonly next: { write(chunk: string): unknown },
+    private readonly keys: AuditKeys,
+    from: ChainPosition | null = null,
+  ) {
+    this.seq = from ? from.seq + 1 : 0;
+    this.prev = from ? from.hash : GENESIS_HASH;
+    this.lastPosition = from;
+  }
+
+  /** The last record handed to the writer. */
+  get last(): ChainPosition | null {
+    return this.lastPosition;
+  }
 
   write(record: string): boolean {
     const body = record.endsWith("\n") ? record.slice(0, -1) : record;
@@ -23,67 +82,13 @@ export class AuditChain {
       this.next.write(record);
       return true;
     }
-    const chained = `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"seq":${this.seq},"prevHash":"${this.prev}"}`;
+    const unsealed = `${body.slice(0, -1)}${body.length > 2 ? "," : ""}"seq":${this.seq},"prevHash":"${this.prev}"}`;
+    const line = seal(unsealed, this.keys.records);
+    // Advanced before the write: a write that flushes (and rotates) at once sees this record as the last.
+    this.prev = lineHash(line);
+    this.lastPosition = { seq: this.seq, hash: this.prev };
     this.seq++;
-    this.prev = lineHash(chained);
-    this.next.write(`${chained}\n`);
+    this.next.write(`${line}\n`);
     return true;
   }
-}
-
-export interface ChainProblem {
-  file: string;
-  line: number;
-  seq: number | null;
-  problem: string;
-}
-
-export interface ChainReport {
-  records: number;
-  problems: ChainProblem[];
-  /** The chain's last record was `stop`: the log ended cleanly. */
-  endedCleanly: boolean;
-}
-
-/** Checks one or more log files given in order (oldest rotated file first). */
-export function verifyChain(files: readonly { name: string; text: string }[]): ChainReport {
-  const problems: ChainProblem[] = [];
-  let prevLine: string | null = null;
-  let prevSeq: number | null = null;
-  let records = 0;
-  let lastEvent: unknown = null;
-  for (const { name, text } of files) {
-    const lines = text.split("\n");
-    if (lines.at(-1) === "") lines.pop();
-    lines.forEach((line, index) => {
-      const at = { file: name, line: index + 1 };
-      let record: { seq?: unknown; prevHash?: unknown; event?: unknown };
-      try {
-        record = JSON.parse(line) as typeof record;
-      } catch {
-        problems.push({ ...at, seq: null, problem: "not a JSON record (edited or cut short)" });
-        prevLine = line;
-        prevSeq = prevSeq === null ? null : prevSeq + 1;
-        return;
-      }
-      records++;
-      lastEvent = record.event;
-      const seq = typeof record.seq === "number" ? record.seq : null;
-      if (seq === null || typeof record.prevHash !== "string") {
-        problems.push({ ...at, seq, problem: "record has no seq/prevHash (written without --audit-chain, or edited)" });
-      } else if (prevLine === null) {
-        if (seq === 0 && record.prevHash !== GENESIS_HASH) problems.push({ ...at, seq, problem: "first record does not start the chain" });
-        if (seq !== 0) problems.push({ ...at, seq, problem: `chain starts at seq ${seq}: records 0-${seq - 1} are in an earlier file (give it first)` });
-      } else {
-        const expectedSeq = (prevSeq ?? -1) + 1;
-        const linked = record.prevHash === lineHash(prevLine);
-        if (seq > expectedSeq) problems.push({ ...at, seq, problem: `${seq - expectedSeq} record(s) removed before this one (seq ${expectedSeq}-${seq - 1})` });
-        else if (seq < expectedSeq) problems.push({ ...at, seq, problem: `out of order: seq ${seq} after seq ${expectedSeq - 1} (reordered or duplicated)` });
-        else if (!linked) problems.push({ file: name, line: index, seq: seq - 1, problem: "record was edited (its hash does not match the next record's prevHash)" });
-      }
-      prevLine = line;
-      prevSeq = seq ?? prevSeq;
-    });
-  }
-  return { records, problems, endedCleanly: lastEvent === "stop" };
 }

@@ -1,8 +1,12 @@
-import { closeSync, existsSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { createPrivateFile, existsNoFollow, openPrivateAppend } from "../util/private-file.js";
 import type { LogHealth } from "./log-health.js";
 
 export interface BatchWriterOptions {
-  /** A file (appended to, created 0600) or a file descriptor (stdout, stderr). */
+  /**
+   * A file (appended to, created 0600; a link or a file others can read is refused, see util/private-file)
+   * or a file descriptor (stdout, stderr).
+   */
   target: { file: string } | { fd: number };
   /** Rotate past this many bytes, logrotate style (file → file.1 → … → file.keep). 0: never. */
   maxSize?: number;
@@ -10,9 +14,10 @@ export interface BatchWriterOptions {
   /** Bytes held while the target refuses writes (a full pipe); past them records are dropped and counted. */
   maxBufferedBytes: number;
   health: LogHealth;
+  /** Called after a write put everything handed over so far into the target (the audit chain's checkpoint). */
+  onWritten?: () => void;
 }
 
-const PRIVATE_FILE_MODE = 0o600;
 /** A batch is written at once past this size, without waiting for the end of the event-loop turn. */
 const EARLY_FLUSH_BYTES = 1024 * 1024;
 const RETRY_MS = 5;
@@ -51,8 +56,11 @@ export class BatchWriter {
 
   constructor(private readonly options: BatchWriterOptions) {
     const { target } = options;
-    this.fd = "file" in target ? openSync(target.file, "a", PRIVATE_FILE_MODE) : target.fd;
-    if ("file" in target) this.size = fstatSync(this.fd).size;
+    this.fd = "file" in target ? openPrivateAppend(target.file, "--log-file") : target.fd;
+    if ("file" in target) {
+      this.size = fstatSync(this.fd).size;
+      this.torn = endsMidLine(target.file, this.fd, this.size); // an earlier run cut off mid-record: start on a new line
+    }
     liveWriters.add(this);
     if (!exitHooked) {
       exitHooked = true;
@@ -105,6 +113,10 @@ export class BatchWriter {
     if ("file" in this.options.target) closeQuietly(this.fd);
   }
 
+  private isStillAt(file: string): boolean {
+    return sameFile(this.fd, file);
+  }
+
   /** True when all of `bytes` is written or given up on (a failure); false when a busy target holds the rest. */
   private writeOut(bytes: Buffer, records: number): boolean {
     let offset = 0;
@@ -129,15 +141,23 @@ export class BatchWriter {
     this.size += bytes.length;
     const { maxSize } = this.options;
     if (maxSize && this.size >= Math.max(maxSize, this.rotateAt) && "file" in this.options.target) this.rotate(this.options.target.file, maxSize);
+    if (this.queued.length === 0 && this.carry === null) this.options.onWritten?.();
     return true;
   }
 
+  /**
+   * The names are shifted only while `file` is still the file being written: if something else took its place
+   * (a link planted after an earlier rename), shifting would move it over our records. The new file is created
+   * exclusively and never through a link; if that fails, records go on into the file already open.
+   */
   private rotate(file: string, maxSize: number): void {
     const keep = this.options.keep ?? 5;
     try {
-      for (let i = keep - 1; i >= 1; i--) if (existsSync(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
-      renameSync(file, `${file}.1`);
-      const next = openSync(file, "a", PRIVATE_FILE_MODE);
+      if (this.isStillAt(file)) {
+        for (let i = keep - 1; i >= 1; i--) if (existsNoFollow(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
+        renameSync(file, `${file}.1`);
+      }
+      const next = createPrivateFile(file);
       closeQuietly(this.fd);
       this.fd = next;
       this.size = 0;
@@ -147,6 +167,38 @@ export class BatchWriter {
       this.rotateAt = this.size + maxSize;
       this.options.health.rotationFailed(err as Error);
     }
+  }
+}
+
+/** Read through a second descriptor (ours is write-only), checked to be the same file. */
+function endsMidLine(file: string, fd: number, size: number): boolean {
+  if (size === 0 || !fstatSync(fd).isFile()) return false;
+  let reader: number | null = null;
+  try {
+    reader = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    const last = Buffer.alloc(1);
+    return sameInode(reader, fd) && readSync(reader, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+  } catch {
+    return false;
+  } finally {
+    if (reader !== null) closeQuietly(reader);
+  }
+}
+
+function sameInode(a: number, b: number): boolean {
+  const x = fstatSync(a);
+  const y = fstatSync(b);
+  return x.dev === y.dev && x.ino === y.ino;
+}
+
+/** True when `file` is the very file (device and inode) that `fd` writes to. */
+function sameFile(fd: number, file: string): boolean {
+  try {
+    const open = fstatSync(fd);
+    const named = lstatSync(file);
+    return open.dev === named.dev && open.ino === named.ino;
+  } catch {
+    return false;
   }
 }
 

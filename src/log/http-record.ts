@@ -2,7 +2,7 @@ import type { Addon, Exchange } from "../proxy/exchange.js";
 import { formatTarget } from "../proxy/target.js";
 import type { ExchangeRecord } from "../proxy/exchange-record.js";
 import type { Logger } from "./logger.js";
-import { headerCredentials, redactHeaders, redactUrlQuery, scrubValues } from "./redact.js";
+import { redactHeaders, redactUrlQuery } from "./redact.js";
 
 /** One `event: "http"` record per exchange, written when the exchange ends. */
 export function httpRecordAddon(logger: Logger): Addon {
@@ -11,9 +11,9 @@ export function httpRecordAddon(logger: Logger): Addon {
     exchangeEnd(ex: Exchange) {
       const record = ex as ExchangeRecord;
       const failed = ex.error !== null && ex.error.code !== "client_aborted";
-      // Credentials the client sent, removed by value wherever they come back (an echoing WWW-Authenticate).
-      const echoed = headerCredentials(ex.request.headers);
-      logger[failed ? "warn" : "info"](scrubValues({
+      // Credentials the client sent are removed by value where they come back (an echoing WWW-Authenticate)
+      // by the log sink's ExchangeSecrets, as from every record of the exchange.
+      logger[failed ? "warn" : "info"]({
         event: "http",
         flow: ex.id,
         mode: ex.mode,
@@ -32,7 +32,7 @@ export function httpRecordAddon(logger: Logger): Addon {
         responseHeaders: ex.response ? redactHeaders(ex.response.headers) : null,
         ...(ex.server.insecure ? { insecureUpstream: true } : {}),
         ...(ex.error ? { error: ex.error } : {}),
-      }, echoed));
+      });
     },
   };
 }

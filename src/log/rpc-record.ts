@@ -1,18 +1,21 @@
 import { computeArgsHash } from "../mcp/canonical-json.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
-import { measurePayload, shapePayload, type PayloadMode } from "./payload.js";
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, measurePayload, shapePayload, type PayloadMode } from "./payload.js";
 import { maskAtPointers, redactBody, redactUrlQuery } from "./redact.js";
+import { SCANNED_PREFIX_BYTES, scanForSecrets, scanOfFindings, type SecretScan } from "./secret-masks.js";
 
 export interface PayloadOptions {
   payloads: PayloadMode;
   maxPayloadBytes: number;
 }
 
+const DEFAULT_PAYLOAD_OPTIONS: PayloadOptions = { payloads: DEFAULT_PAYLOAD_MODE, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES };
+
 const PAYLOAD_FIELD = { request: "params", notification: "params", response: "result", error: "error" } as const;
 
 /** The `event: "rpc"` record of one message (the contract is in docs/log-format.md). */
-export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unknown> {
+export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string>): Record<string, unknown> {
   const record: Record<string, unknown> = {
     event: "rpc",
     flow: e.flow,
@@ -54,23 +57,23 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions): Record<string, unk
   if (e.sseEventId !== undefined) record.sseEventId = e.sseEventId;
   if (e.batch) record.batch = e.batch;
   if (e.insecureUpstream) record.insecureUpstream = true;
+  // Why the message may read otherwise to its receiver, and how many readings were judged (never their content).
+  if (e.readability) record.readability = { reason: e.readability.reason, readings: 1 + e.readability.alternates.length };
   if (raw !== undefined) {
     if (e.kind === "invalid" || e.kind === "unanswered") {
-      record.message = payload(raw, opts, []);
+      // No detector scanned an invalid message: its secrets are found here.
+      record.message = payload(raw, opts, scanForSecrets(raw), hidden);
     } else {
       const field = PAYLOAD_FIELD[e.kind];
-      if (field in raw) record[field] = payload(raw[field], opts, secretMasks(e, `/${field}`));
+      if (field in raw) record[field] = payload(raw[field], opts, decidedScan(e, `/${field}`), hidden);
     }
   }
   return record;
 }
 
-/** Where the secrets detector found secrets inside this payload field (pointers relative to the field). */
-function secretMasks(e: RpcEvent, field: string): { pointer: string; what: string }[] {
-  const found = e.decision?.rules.find((r) => r.name === "detector:secrets")?.findings ?? [];
-  return found
-    .filter((f) => f.path === field || f.path.startsWith(`${field}/`))
-    .map((f) => ({ pointer: f.path.slice(field.length), what: f.type }));
+/** Where the policy's secrets detector found secrets inside this payload field. */
+function decidedScan(e: RpcEvent, field: string): SecretScan {
+  return scanOfFindings(e.decision?.rules.find((r) => r.name === "detector:secrets")?.findings ?? [], field);
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -86,8 +89,25 @@ function traceContext(raw: Record<string, unknown> | undefined): { traceparent?:
   return typeof tracestate === "string" && TRACESTATE.test(tracestate) ? { traceparent, tracestate } : { traceparent };
 }
 
-export function sessionRecord(r: SessionRecord): Record<string, unknown> {
-  return { event: "session", ...(redactBody(r) as object), session: sessionField(r.session, r.transport) };
+/** Members of a `session` record that hold what the peers sent: shaped and masked like any payload. */
+const SESSION_PEER_DATA: ReadonlySet<string> = new Set(["clientInfo", "serverInfo"]);
+
+export function sessionRecord(r: SessionRecord, opts: PayloadOptions = DEFAULT_PAYLOAD_OPTIONS): Record<string, unknown> {
+  const record: Record<string, unknown> = { event: "session" };
+  for (const [name, value] of Object.entries(r)) {
+    if (value === undefined) continue;
+    if (SESSION_PEER_DATA.has(name)) record[name] = peerData(value, opts);
+    else if (name === "capabilities") {
+      const { client, server } = value as NonNullable<SessionRecord["capabilities"]>;
+      record.capabilities = { client: peerData(client, opts), server: peerData(server, opts) };
+    } else record[name] = value;
+  }
+  record.session = sessionField(r.session, r.transport);
+  return record;
+}
+
+function peerData(value: unknown, opts: PayloadOptions): unknown {
+  return payload(value, opts, scanForSecrets(value));
 }
 
 /**
@@ -98,11 +118,16 @@ function sessionField(session: string | null, transport: string): string | null 
   return session !== null && transport === "http+sse" ? redactUrlQuery(session) : session;
 }
 
-function payload(value: unknown, opts: PayloadOptions, masks: { pointer: string; what: string }[]): unknown {
-  const clean = maskAtPointers(redactBody(value), masks);
+/**
+ * A payload as the record carries it: secret members redacted, detected secrets masked, then shaped. When
+ * the scan stopped at its bounds, only a preview from the scanned start is written, in every mode but none.
+ */
+function payload(value: unknown, opts: PayloadOptions, scan: SecretScan, hidden?: Set<string>): unknown {
+  const clean = maskAtPointers(redactBody(value, hidden), scan.masks);
   if (opts.payloads === "none") {
     const measure = measurePayload(clean);
     return measure ? { omitted: true, ...measure } : undefined;
   }
+  if (!scan.complete) return shapePayload(clean, "truncated", Math.min(opts.maxPayloadBytes, SCANNED_PREFIX_BYTES));
   return shapePayload(clean, opts.payloads, opts.maxPayloadBytes);
 }

@@ -10,6 +10,12 @@ import type { MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker } from "./tracker.js";
 
+/** A body its receiver may read otherwise: why, and its other readings that parse. */
+interface Readings {
+  reason: string;
+  alternates: unknown[];
+}
+
 export interface McpAddonOptions {
   maxInspectBytes: number;
   maxJsonDepth?: number;
@@ -23,14 +29,19 @@ export interface McpAddonOptions {
  */
 export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
   const depthLimit = opts.maxJsonDepth ?? 256;
-  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}): void => {
+  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
     const { batch, messages } = splitBatch(value);
     if (!flow.isMcp && !messages.some(looksLikeJsonRpc)) return;
     flow.isMcp = true;
+    const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
     messages.forEach((message, index) => {
       const size = batch ? Buffer.byteLength(JSON.stringify(message) ?? "") : bytes;
       const more: Partial<MessageContext> = { ...extra };
       if (batch) more.batch = { index, size: messages.length };
+      if (readings) {
+        // Another reading of the same shape pairs message by message; otherwise all of it weighs on each one.
+        more.readability = { reason: readings.reason, alternates: alternates.flatMap((m) => (m.length === messages.length ? [m[index]] : m)) };
+      }
       if (direction === "client_to_server") {
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
@@ -42,8 +53,17 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
   };
 
   const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
-    if (!flow.isMcp || p.code === "empty_body") return;
-    tracker.invalid(flow.context(direction), `${p.code}: ${p.message}`, 0);
+    if (p.code === "empty_body") return;
+    // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
+    // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
+    const unreadable = p.ambiguity !== undefined && (flow.isMcp || direction === "client_to_server");
+    if (!flow.isMcp && !unreadable) return;
+    const extra: Partial<MessageContext> = unreadable ? { readability: { reason: p.ambiguity!, alternates: [] } } : {};
+    const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
+    const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
+    const event = tracker.invalid(flow.context(direction, extra), why, 0);
+    if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
+    flow.captured?.push(event);
   };
 
   const onSse = (flow: McpFlow, m: BodyMessage): void => {
@@ -67,18 +87,27 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       return;
     }
     if (event.data === "") return;
-    const parsed = parseJsonText(event.data);
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
-    if (!parsed.ok) {
-      if (flow.isMcp) tracker.invalid(flow.context("server_to_client", extra), `SSE event data is not JSON: ${parsed.error}`, bytes);
+    const reason = [flow.streamAmbiguity, m.ambiguity].filter((d) => d !== null && d !== undefined).join("; ");
+    // An event with bytes that are not UTF-8 reads with them replaced (the lenient reading) or dropped.
+    const texts = event.invalidUtf8 ? [event.data, event.data.replaceAll("\ufffd", "")] : [event.data];
+    const values: unknown[] = [];
+    let why = "";
+    for (const text of texts) {
+      const parsed = parseJsonText(text);
+      if (!parsed.ok) why ||= `SSE event data is not JSON: ${parsed.error}`;
+      else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
+      else values.push(parsed.value);
+    }
+    if (values.length === 0) {
+      if (flow.isMcp) {
+        const event = tracker.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);
+        flow.captured?.push(event);
+      }
       return;
     }
-    if (maxDepth(parsed.value, depthLimit) > depthLimit) {
-      if (flow.isMcp) tracker.invalid(flow.context("server_to_client", extra), `JSON nests deeper than ${depthLimit} levels`, bytes);
-      return;
-    }
-    deliver(flow, "server_to_client", parsed.value, bytes, extra);
+    deliver(flow, "server_to_client", values[0], bytes, extra, reason ? { reason, alternates: values.slice(1) } : undefined);
   };
 
   const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"]) => {
@@ -89,8 +118,8 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       maxEventBytes: opts.maxInspectBytes,
       maxJsonDepth: depthLimit,
       onMessage: (m) => {
-        if (m.kind === "json") deliver(flow, direction, m.value, m.bytes);
-        else onSse(flow, m);
+        if (m.kind !== "json") return onSse(flow, m);
+        deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined);
       },
       onProblem: (p) => problem(flow, direction, p),
     });
@@ -112,11 +141,13 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         flow.requestDecoder = decoder(flow, "client_to_server", h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
-      } else if (opts.enforce && ex.request.method === "POST") {
-        // A lenient server may accept JSON-RPC under any content type: in enforce mode such a body is judged too.
+      } else if (ex.request.method === "POST" || carriesBody(h)) {
+        // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
+        // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
         flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
+        flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
-        enforceRequest(tracker, flow, opts.enforce, true);
+        if (opts.enforce) enforceRequest(tracker, flow, opts.enforce, true);
       }
     },
 
@@ -129,10 +160,15 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         if (ex.response.status === 404) tracker.endSession(flow.server, flow.session, "expired (404)", ex.id);
         else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
       }
-      if (bodyModeFor(ex.response.headers["content-type"]) !== "ignored") {
-        const tap = decoder(flow, "server_to_client", ex.response.headers);
-        if (!opts.enforce || !enforceResponse(tracker, flow, tap, opts.enforce)) ex.tapResponse(tap);
+      const mode = bodyModeFor(ex.response.headers["content-type"]);
+      if (mode === "ignored") return;
+      if (!opts.enforce) {
+        ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
+        return;
       }
+      // Enforce mode decodes an event stream's coding itself and judges (and sends) the decoded events.
+      const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
+      enforceResponse(tracker, flow, decoder(flow, "server_to_client", headers), opts.enforce);
     },
 
     exchangeEnd(ex) {
@@ -183,6 +219,10 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
   if (flow.session === null || !flow.resumable) {
     tracker.giveUp((p) => p.flow === ex.id && p.direction === "client_to_server", reason);
   }
+}
+
+function carriesBody(h: Exchange["request"]["headers"]): boolean {
+  return h["transfer-encoding"] !== undefined || (h["content-length"] !== undefined && h["content-length"] !== "0");
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {

@@ -40,6 +40,8 @@ export type Unanswered = PendingRequest & { reason: string };
 export class Correlator {
   private readonly pending = new Map<string, PendingRequest>();
   private readonly progress = new Map<string, string>();
+  /** Open `subscriptions/listen` requests, by scope: the notifications on their streams belong to them. */
+  private readonly listens = new Map<string, string>();
 
   constructor(
     private readonly maxPending: number,
@@ -59,6 +61,7 @@ export class Correlator {
     if (request.progressToken !== undefined) {
       this.progress.set(tokenKey(request.server, request.session, request.direction, request.progressToken), key);
     }
+    if (request.method === LISTEN) this.listens.set(scopeKey(request.server, request.session, request.direction), key);
     while (this.pending.size > this.maxPending) {
       const oldest = this.pending.keys().next().value as string;
       this.onEvicted({ ...this.take(oldest)!, reason: "evicted" });
@@ -73,6 +76,12 @@ export class Correlator {
   /** The request a `notifications/progress` belongs to (it stays pending). */
   byProgressToken(server: string, session: string | null, requestDirection: Direction, token: string | number): PendingRequest | undefined {
     const key = this.progress.get(tokenKey(server, session, requestDirection, token));
+    return key === undefined ? undefined : this.pending.get(key);
+  }
+
+  /** The open `subscriptions/listen` request of this scope (it stays pending until its stream ends). */
+  listenOf(server: string, session: string | null, requestDirection: Direction): PendingRequest | undefined {
+    const key = this.listens.get(scopeKey(server, session, requestDirection));
     return key === undefined ? undefined : this.pending.get(key);
   }
 
@@ -98,8 +107,18 @@ export class Correlator {
     if (!p) return undefined;
     this.pending.delete(key);
     if (p.progressToken !== undefined) this.progress.delete(tokenKey(p.server, p.session, p.direction, p.progressToken));
+    if (p.method === LISTEN) {
+      const scope = scopeKey(p.server, p.session, p.direction);
+      if (this.listens.get(scope) === key) this.listens.delete(scope);
+    }
     return p;
   }
+}
+
+const LISTEN = "subscriptions/listen";
+
+function scopeKey(server: string, session: string | null, direction: Direction): string {
+  return JSON.stringify([server, session, direction]);
 }
 
 function requestKey(server: string, session: string | null, direction: Direction, id: RequestId): string {

@@ -1,5 +1,4 @@
-import zlib from "node:zlib";
-import { parseContentEncoding, type BodyDecoderTap, type ContentCoding } from "../body/index.js";
+import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderTap } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
@@ -40,52 +39,35 @@ export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: Enforce
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
       const requests = events.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
-      if (requests.length > 0 || denied.some((e) => e.kind === "notification")) {
+      // A body no reading makes a message of, that its receiver may still read: refused whole, with an id-less error.
+      const unreadable = denied.find((e) => e.kind === "invalid");
+      if (requests.length > 0 || unreadable || denied.some((e) => e.kind === "notification")) {
         // The whole body is refused: one denied message blocks its batch.
         for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
         const errors = requests.map((r) => policyError(r.id!, r.decision?.enforced ? r.decision : denied[0]!.decision!));
+        if (unreadable && errors.length === 0) errors.push(policyError(null, unreadable.decision!));
         return answerClient(flow, errors, events.some((e) => e.batch !== undefined));
       }
+      // The replacement is plain UTF-8 JSON, whatever the client's body was labelled.
+      flow.ex.replaceRequestHeader("content-encoding", "identity");
+      flow.ex.replaceRequestHeader("content-type", "application/json");
       return { action: "forward", body: Buffer.from(JSON.stringify(replaceClientResponses(events))) };
     },
   });
 }
 
-/** Rewrites the server's JSON or event-stream response so that denied messages are replaced or dropped. */
-export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): boolean {
+/**
+ * Rewrites the server's JSON or event-stream response so that denied messages are replaced or dropped.
+ * A replaced JSON body, and every event stream the server content-coded, go to the client as identity: what
+ * the client reads is what was judged (an event stream's coding is undone here, before its events are
+ * framed and judged, the way a lenient client undoes it: see body/stream-reading).
+ */
+export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): void {
   const ex = flow.ex;
-  const coding = headerValue(ex.response!.headers["content-encoding"]);
-  // Enforce mode asks for identity; a server that compresses anyway still has its JSON bodies judged
-  // (decoded, and a replacement encoded the same way). A compressed event stream is only recorded.
-  const codings = coding ? parseContentEncoding(coding) : null;
-  const compressed = codings !== null && (!codings.ok || codings.codings.length > 0);
-  if (tap.mode === "ignored") return false;
-  if (compressed && (tap.mode !== "json" || !codings?.ok)) {
-    flow.notEnforceable = `the server compressed the ${tap.mode === "sse" ? "event stream" : "body"} (content-encoding: ${coding}) although asked not to`;
-    return false;
-  }
-  // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body. A whole JSON
-  // body is ended by the rewriter itself, after it has fed it (the stream's end comes first).
+  if (tap.mode === "ignored") return;
+  // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body.
   const abort = (r: Parameters<NonNullable<typeof tap.abort>>[0]): void => (tap.abort ? tap.abort(r) : tap.end());
   ex.tapResponse({ data() {}, end: () => (tap.mode === "json" ? undefined : tap.end()), abort });
-  const judge = (piece: Buffer): RpcEvent[] => {
-    flow.captured = [];
-    tap.data(piece);
-    if (tap.mode === "json") tap.end();
-    const events = flow.captured;
-    flow.captured = null;
-    return events;
-  };
-  /** A compressed body: decoded asynchronously by the tap, judged once every message is out. */
-  const judgeDecoded = async (body: Buffer): Promise<RpcEvent[]> => {
-    const events: RpcEvent[] = [];
-    flow.captured = events;
-    tap.data(body);
-    tap.end();
-    await tap.done;
-    flow.captured = null;
-    return events;
-  };
   if (tap.mode === "json") {
     ex.rewriteResponse({
       kind: "whole",
@@ -96,42 +78,70 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
           tap.end();
           return null;
         }
-        const events = compressed ? await judgeDecoded(body) : judge(body);
+        const events: RpcEvent[] = [];
+        flow.captured = events;
+        tap.data(body);
+        tap.end();
+        await tap.done;
+        flow.captured = null;
         if (!events.some(isEnforcedDeny)) return null;
+        if (events.every((e) => e.kind === "invalid")) return answerUnread(tracker, flow, events.find(isEnforcedDeny)!);
         const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
         const batch = events.some((e) => e.batch !== undefined);
-        const replaced = Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
-        return codings?.ok ? encodeAs(replaced, codings.codings) : replaced;
+        return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
       },
     });
-  } else {
-    flow.injector = ex.rewriteResponse({
-      kind: "events",
-      maxEventBytes: opts.maxInspectBytes,
-      event: (raw) => {
-        const events = judge(raw);
-        if (!events.some(isEnforcedDeny)) return raw;
-        const replaced = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
-        if (replaced.length === 0) return DROPPED_EVENT;
-        const id = events[0]?.sseEventId;
-        return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
-      },
-      oversized: () => tracker.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
-    });
+    return;
   }
-  return true;
+  const judge = (piece: Buffer): RpcEvent[] => {
+    flow.captured = [];
+    tap.data(piece);
+    const events = flow.captured;
+    flow.captured = null;
+    return events;
+  };
+  const coding = ex.response!.headers["content-encoding"];
+  const parsed = parseContentEncoding(coding);
+  const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
+  flow.injector = ex.rewriteResponse({
+    kind: "events",
+    maxEventBytes: opts.maxInspectBytes,
+    event: (raw) => {
+      const events = judge(raw);
+      if (!events.some(isEnforcedDeny)) return raw;
+      const replaced = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
+      if (replaced.length === 0) return DROPPED_EVENT;
+      const id = events[0]?.sseEventId;
+      return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+    },
+    oversized: () => tracker.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
+    ...(coded
+      ? {
+          decode: (out: { data(chunk: Buffer): void; end(): void }) =>
+            readStream({
+              contentEncoding: coding,
+              maxBytes: DEFAULT_MAX_STREAM_BYTES,
+              retainBytes: opts.maxInspectBytes,
+              onData: (chunk) => out.data(chunk),
+              onProblem: (p) => void tracker.invalid(flow.context("server_to_client"), `${p.code}: ${p.message}; the rest of the stream was not sent`, 0),
+              onDoubt: (reason) => (flow.streamAmbiguity = reason),
+              onEnd: () => out.end(),
+            }),
+        }
+      : {}),
+  });
 }
 
-/** `body` encoded with the codings `parseContentEncoding` gave (listed last-applied first). */
-function encodeAs(body: Buffer, codings: readonly ContentCoding[]): Buffer {
-  let out = body;
-  for (const c of [...codings].reverse()) {
-    if (c === "gzip") out = zlib.gzipSync(out);
-    else if (c === "deflate") out = zlib.deflateSync(out);
-    else if (c === "br") out = zlib.brotliCompressSync(out);
-    else out = zlib.zstdCompressSync(out);
-  }
-  return out;
+/**
+ * A response no reading made a message of, that the client may yet read one from (a coding only it knows):
+ * each request of the exchange is answered with the error instead.
+ */
+function answerUnread(tracker: McpTracker, flow: McpFlow, unread: RpcEvent): Buffer {
+  const requests = flow.requestEvents.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+  for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
+  const errors = requests.map((r) => policyError(r.id!, unread.decision!));
+  if (errors.length === 0) return Buffer.alloc(0);
+  return Buffer.from(JSON.stringify(requests.some((r) => r.batch !== undefined) ? errors : errors[0]));
 }
 
 /** The client's own responses (to server requests) that were denied become errors for the server. */

@@ -15,13 +15,15 @@ export class McpFlow {
   /** The response stream carried SSE event ids: an unanswered request may still be answered on a later GET. */
   resumable = false;
   requestDecoder: BodyDecoderTap | null = null;
+  /** The request body is read as JSON although its content type (this) says otherwise: lenient servers do. */
+  sniffedType: string | null = null;
   readonly decoding: Promise<void>[] = [];
   /** Events of the client's body (enforce mode judges them before forwarding). */
   readonly requestEvents: RpcEvent[] = [];
   /** While set, every event delivered is also collected here (enforce mode, per response piece). */
   captured: RpcEvent[] | null = null;
-  /** Enforce mode: why messages of this exchange cannot be replaced on the wire (they are only recorded). */
-  notEnforceable: string | null = null;
+  /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
+  streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */
   injector: ResponseRewriteHandle | null = null;
 
@@ -54,7 +56,6 @@ export class McpFlow {
       scope: this.scope,
       assignedSession: this.assignedSession,
       ...(this.ex.server.insecure ? { insecureUpstream: true } : {}),
-      ...(this.notEnforceable && direction === "server_to_client" ? { notEnforceable: this.notEnforceable } : {}),
       ...extra,
     };
   }

@@ -36,6 +36,9 @@ export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  */
 export const POLICY_DENIED_CODE = -32051;
 export const POLICY_DENIED_MESSAGE = "blocked by mcp-wiretap policy";
+/** Code of the error the proxy sends, in enforce mode, for a message its receiver could read otherwise than the proxy. */
+export const UNREADABLE_CODE = -32052;
+export const UNREADABLE_MESSAGE = "mcp-wiretap: message cannot be read unambiguously";
 
 const ERROR_CODE_NAMES: ReadonlyMap<number, string> = new Map([
   [PARSE_ERROR, "ParseError"],
@@ -49,6 +52,7 @@ const ERROR_CODE_NAMES: ReadonlyMap<number, string> = new Map([
   [MISSING_REQUIRED_CLIENT_CAPABILITY, "MissingRequiredClientCapability"],
   [UNSUPPORTED_PROTOCOL_VERSION, "UnsupportedProtocolVersion"],
   [POLICY_DENIED_CODE, "PolicyDenied"],
+  [UNREADABLE_CODE, "Unreadable"],
 ]);
 
 /** Spec name of a well-known error code ("ServerError" for the rest of the server range). */

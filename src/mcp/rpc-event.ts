@@ -2,7 +2,7 @@ import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
 import type { Direction } from "./correlator.js";
 import type { Decision } from "../policy/policy.js";
 
-export type Transport = "streamable-http" | "http+sse";
+export type Transport = "streamable-http" | "http+sse" | "stdio";
 
 export type RpcKind = "request" | "notification" | "response" | "error" | "invalid" | "unanswered";
 
@@ -22,8 +22,16 @@ export interface MessageContext {
   insecureUpstream?: boolean;
   /** Stateless revision: request headers that disagree with the body. */
   headerMismatch?: HeaderMismatch[];
-  /** Enforce mode: why a denial of this message cannot be carried out on the wire. */
-  notEnforceable?: string;
+  /** What was wrong with how the message was written (read leniently, as its receiver would). */
+  reason?: string;
+  /** Its receiver may read the message otherwise than the lenient reading recorded: why, and the other readings. */
+  readability?: Readability;
+}
+
+export interface Readability {
+  reason: string;
+  /** Other plausible readings of the message (parsed JSON-RPC messages), judged as well. */
+  alternates: unknown[];
 }
 
 export interface HeaderMismatch {

@@ -121,10 +121,12 @@ export class McpTracker {
     return event;
   }
 
-  /** An exchange carried something that should have been JSON-RPC and was not. */
-  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): void {
+  /** An exchange carried something that should have been JSON-RPC and was not. Returns the event written. */
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): RpcEvent {
     const { scope: _scope, assignedSession: _assigned, ...context } = ctx as TrackedContext;
-    this.out.rpc({ ...context, kind: "invalid", reason, bytes });
+    const event: RpcEvent = { ...context, kind: "invalid", reason, bytes };
+    this.out.rpc(event);
+    return event;
   }
 
   /** Requests that can no longer be answered: reported, then forgotten. */
@@ -152,6 +154,9 @@ export class McpTracker {
       const id = cancelledRequestId(msg);
       // A cancellation travels the same way as the request it cancels.
       if (id !== undefined) request = this.correlator.cancel(ctx.server, ctx.scope, ctx.direction, id);
+    } else if (ctx.direction === "server_to_client") {
+      // Stateless revision: what a server announces on a `subscriptions/listen` stream answers that listen.
+      request = this.correlator.listenOf(ctx.server, ctx.scope, "client_to_server");
     }
     if (request) {
       event.related = { id: request.id, method: request.method, elapsedMs: now - request.startedAt };

@@ -128,6 +128,17 @@ export class OtlpExporter {
 
   private readonly countDecisions: (r: Record<string, unknown>) => void;
 
+  /** One record line from the record stream. Never throws. */
+  line(text: string): void {
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (record !== null && typeof record === "object" && !Array.isArray(record)) this.record(record as Record<string, unknown>);
+  }
+
   /** One record, as written to the log (never modified here). Never throws. */
   record(r: Record<string, unknown>): void {
     try {

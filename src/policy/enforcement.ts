@@ -1,6 +1,58 @@
-import { POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
+import { classifyMessage, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, toolName, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { Decision } from "./policy.js";
+import type { Decision, DecisionRule, Policy, PolicyFinding } from "./policy.js";
+
+/** The rule a message that cannot be read unambiguously is recorded under (deny in enforce mode, flag in monitor). */
+export const UNREADABLE_RULE = "unreadable";
+
+/**
+ * Judges a message in every plausible reading (see body/body-reading): the rules of each reading are merged,
+ * so one denied reading denies the message. A message with more than one reading also gets the `unreadable`
+ * rule: enforce mode refuses it, monitor mode flags it.
+ */
+export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
+  const decision = policy.judge(e);
+  if (!e.readability) return decision;
+  const rules = [...decision.rules];
+  for (const raw of e.readability.alternates) {
+    for (const rule of policy.judge(alternateReading(e, raw), { observe: false }).rules) {
+      const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
+      if (same === -1) rules.push(rule);
+      // Findings of another reading still mark where the recorded payload is masked.
+      else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
+    }
+  }
+  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason: e.readability.reason });
+  const action = combined(rules);
+  return { action, enforced: action === "deny" && policy.enforcing, rules };
+}
+
+/** The event as another reading of its body: a request names its own method and tool, a response keeps its request's. */
+function alternateReading(e: RpcEvent, raw: unknown): RpcEvent {
+  const message = classifyMessage(raw);
+  const other: RpcEvent = { ...e, raw, message, kind: message.kind };
+  if (message.kind === "request" || message.kind === "notification") {
+    other.method = message.method;
+    other.tool = message.kind === "request" ? toolName(message) : undefined;
+  }
+  return other;
+}
+
+function mergedFindings(a: PolicyFinding[], b: PolicyFinding[]): PolicyFinding[] {
+  const seen = new Set(a.map((f) => `${f.type} ${f.path}`));
+  return [...a, ...b.filter((f) => !seen.has(`${f.type} ${f.path}`))];
+}
+
+function combined(rules: DecisionRule[]): Decision["action"] {
+  if (rules.some((r) => r.action === "deny")) return "deny";
+  if (rules.some((r) => r.action === "flag")) return "flag";
+  return "allow";
+}
+
+/** What enforce mode sends for a message it refuses as unreadable (-32052, distinct from a policy denial). */
+export function unreadableError(id: RequestId | null, reason: string): Record<string, unknown> {
+  return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: `${UNREADABLE_MESSAGE}: ${reason}`, data: { reason } } };
+}
 
 /**
  * What enforce mode puts on the wire instead of a denied message. The JSON-RPC error code is
@@ -8,6 +60,8 @@ import type { Decision } from "./policy.js";
  * rules, and `data.rules` lists them with their reasons.
  */
 export function policyError(id: RequestId | null, decision: Decision): Record<string, unknown> {
+  const unreadable = decision.rules.find((r) => r.name === UNREADABLE_RULE && r.action === "deny");
+  if (unreadable) return unreadableError(id, unreadable.reason ?? "");
   const denying = decision.rules.filter((r) => r.action === "deny");
   return {
     jsonrpc: "2.0",
@@ -48,24 +102,15 @@ export function withoutDeniedTools(e: RpcEvent): { message: Record<string, unkno
   return { message: { ...(raw as object), result: { ...raw!.result, tools: kept } }, removed };
 }
 
-/**
- * Settles an enforced decision before it is recorded: its `effect`, or, when the message cannot be
- * replaced on the wire (`notEnforceable`), not enforced after all, and why.
- */
+/** Settles an enforced decision before it is recorded: its `effect`. */
 export function settleEnforcement(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): void {
-  if (!decision.enforced) return;
-  if (e.notEnforceable) {
-    decision.enforced = false;
-    decision.effect = `not enforced: ${e.notEnforceable}`;
-  } else {
-    decision.effect = plannedEffect(e, removeDeniedTools);
-  }
+  if (decision.enforced) decision.effect = plannedEffect(e, removeDeniedTools);
 }
 
 /** What enforce mode does with a denied message: written into its record before it happens. */
 export function plannedEffect(e: RpcEvent, removeDeniedTools: boolean): string {
   if (e.direction === "client_to_server") {
-    if (e.kind === "request") return "not forwarded; the client got a policy error";
+    if (e.kind === "request" || e.kind === "invalid") return "not forwarded; the client got a policy error";
     if (e.kind === "notification") return "not forwarded";
     return "replaced by a policy error to the server";
   }

@@ -49,7 +49,8 @@ class EqualsMatcher implements Matcher {
 function serverMatcher(pattern: string): Matcher {
   const bareIpv6 = !pattern.startsWith("re:") && !pattern.startsWith("[") && (pattern.match(/:/g)?.length ?? 0) > 1;
   const withPort = !bareIpv6 && /:\d+$|:\*$/.test(pattern);
-  return new PatternMatcher(withPort ? "server" : "server host", pattern, (m) => (withPort ? m.server : m.host));
+  // A stdio server (`stdio:LABEL`) has no host and port: every pattern is matched against its whole name.
+  return new PatternMatcher(withPort ? "server" : "server host", pattern, (m) => (withPort || m.server.startsWith("stdio:") ? m.server : m.host));
 }
 
 function argumentMatcher(path: string, pattern: string): Matcher {

@@ -45,7 +45,7 @@ export interface PolicyDeps {
   detectors: ContentDetectors;
   pins: ToolPinStore | null;
   /** Counters kept elsewhere (src/state/: shared by replicas); default: this process's RateLimiter. */
-  rateLimiter?: (limit: RateLimit, now: () => number, warn?: PolicyWarn) => RateLimitCounter;
+  rateLimiter?: (limit: RateLimit, ctx: { now: () => number; warn?: PolicyWarn; enforcing: boolean }) => RateLimitCounter;
   now?: () => number;
   warn?: PolicyWarn;
 }
@@ -72,15 +72,20 @@ export class Policy {
   ) {
     this.now = deps.now ?? Date.now;
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
-    const counter = deps.rateLimiter ?? ((limit, now, warn) => new RateLimiter(limit, now, warn));
-    this.limiters = config.rateLimits.map((limit) => ({ limiter: counter(limit, this.now, deps.warn), matchers: buildMatchers(limit.match) }));
+    const counter = deps.rateLimiter ?? ((limit, ctx) => new RateLimiter(limit, ctx.now, ctx.warn));
+    const ctx = { now: this.now, enforcing: config.mode === "enforce", ...(deps.warn ? { warn: deps.warn } : {}) };
+    this.limiters = config.rateLimits.map((limit) => ({ limiter: counter(limit, ctx), matchers: buildMatchers(limit.match) }));
   }
 
   get enforcing(): boolean {
     return this.config.mode === "enforce";
   }
 
-  judge(e: RpcEvent): Decision {
+  /**
+   * `observe: false` judges without remembering anything (tools learned, pins, rate counts): for other
+   * readings of a message already judged once.
+   */
+  judge(e: RpcEvent, { observe = true }: { observe?: boolean } = {}): Decision {
     if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
     const m = judgedMessage(e);
     const hits: DecisionRule[] = [];
@@ -90,7 +95,7 @@ export class Policy {
     if (e.kind !== "invalid") {
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
-        if (setting === "off") continue;
+        if (setting === "off" || (!observe && name === "toolPinning")) continue;
         const findings = this.detect(name, m);
         // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
         const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
@@ -98,7 +103,7 @@ export class Policy {
         if (found.length > 0) hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, found), findings: found });
         if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
       }
-      for (const { limiter, matchers } of this.limiters) {
+      for (const { limiter, matchers } of observe ? this.limiters : []) {
         if (!matchers.every((x) => x.matches(m))) continue;
         const { over, overflow, reason } = limiter.check(m);
         if (!over) continue;
@@ -110,7 +115,7 @@ export class Policy {
         hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
       }
     }
-    this.learn(m);
+    if (observe) this.learn(m);
     const action = this.combine(hits);
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
   }

@@ -58,8 +58,14 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
   socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
   // A tunnel that stays silent, or never finishes its TLS handshake, is closed (and said so) after a while.
   const timeoutMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+  let reported = false;
+  const tlsFailed = (err: Error): void => {
+    if (reported) return;
+    reported = true;
+    opts.clientTlsError(info, err);
+  };
   const timer = setTimeout(() => {
-    opts.clientTlsError(info, new Error(`no request and no completed TLS handshake within ${timeoutMs / 1000} s after CONNECT`));
+    tlsFailed(new Error(`no request and no completed TLS handshake within ${timeoutMs / 1000} s after CONNECT`));
     socket.destroy();
   }, timeoutMs);
   timer.unref();
@@ -84,8 +90,15 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
       tunnel.clientTls = tlsSocket.getProtocol() ?? null;
     });
     tlsSocket.on("error", (err) => {
-      if (!tunnel.clientTls) opts.clientTlsError(info, err);
+      if (!tunnel.clientTls) tlsFailed(err);
       tlsSocket.destroy();
+    });
+    // A client that rejects our certificate may just close, without an alert: Node clients check it after
+    // the handshake, Python's httpx over anyio never flushes the alert. Leaving during the handshake, or
+    // after it without a single byte of request, is that case as far as the proxy can tell.
+    tlsSocket.once("close", () => {
+      if (!tunnel.clientTls) tlsFailed(new Error("the client closed the connection during the TLS handshake (no alert)"));
+      else if (tlsSocket.bytesRead === 0) tlsFailed(new Error("the client closed the connection right after the TLS handshake, before sending a request"));
     });
     opts.serve(tlsSocket, tunnel);
   });

@@ -54,10 +54,22 @@ export interface SyntheticResponse {
 }
 
 export type ResponseRewriter =
-  /** The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body or null to keep it. */
+  /**
+   * The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body
+   * (sent as `application/json` without any content-encoding) or null to keep it.
+   */
   | { kind: "whole"; maxBytes: number; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
-  /** An event stream, one raw event at a time (with its blank line); returns the bytes to send instead. */
-  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer; oversized?(): void };
+  /**
+   * An event stream, one raw event at a time (with its blank line); returns the bytes to send instead.
+   * `decode`: the body is content-coded; what the returned tap hands to `out` is framed instead, and the
+   * client gets it as identity (no content-encoding).
+   */
+  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer; oversized?(): void; decode?(out: DecodedOutput): BodyTap };
+
+export interface DecodedOutput {
+  data(chunk: Buffer): void;
+  end(): void;
+}
 
 export interface ResponseRewriteHandle {
   /** Events only: sends bytes to the client at the next event boundary. */

@@ -1,13 +1,16 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { AddonChain, TapFanOut } from "./addon-chain.js";
 import type { ExchangeMode, Peer, RequestVerdict } from "./exchange.js";
 import { ExchangeRecord } from "./exchange-record.js";
+import { framingHeader, headersAsForwarded, type RequestFraming } from "./framing.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
+import type { UpgradeLeg, UpgradeStats } from "./upgrade.js";
 import { classifyUpstreamError } from "./upstream-error.js";
 import { tapForwarded } from "./reclaim.js";
 
@@ -29,9 +32,21 @@ export interface ForwardRoute {
   hostHeader?: string;
 }
 
+export interface ForwardOptions {
+  /** The request body's framing, as checked by `requestFraming`: the upstream gets the proxy's own for it. */
+  framing: RequestFraming;
+  /**
+   * An Upgrade request: the client's socket, answered as an ordinary exchange unless the upstream switches.
+   * Without `done`, the upgrade is not offered upstream (the request goes without its Upgrade header).
+   */
+  upgrade?: { leg: UpgradeLeg; done?(stats: UpgradeStats): void };
+}
+
 /**
  * Forwards one exchange: the request head and body to the real server, the response back to the client,
- * byte for byte and with backpressure both ways, while taps get a copy of each body chunk.
+ * byte for byte and with backpressure both ways, while taps get a copy of each body chunk. The body goes
+ * upstream with framing the proxy produces itself (never the client's framing headers, nor its `Expect`,
+ * which node's server has already answered).
  */
 export function forwardExchange(
   addons: AddonChain,
@@ -39,14 +54,20 @@ export function forwardExchange(
   route: ForwardRoute,
   req: http.IncomingMessage,
   res: http.ServerResponse,
+  opts: ForwardOptions,
 ): ExchangeRecord {
   const server = formatTarget(route.target);
   const ex = new ExchangeRecord(
     route.mode,
     route.client,
     { host: route.target.host, port: route.target.port, secure: route.secure, tls: null, insecure: route.secure && upstream.insecure },
-    { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: req.headers },
+    { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: headersAsForwarded(req.headers, req.rawHeaders) },
   );
+  const upgrade = opts.upgrade;
+  const switchDone = upgrade?.done;
+  const endToEnd = endToEndRawHeaders(req.rawHeaders, switchDone ? KEEP_UPGRADE : undefined, FRAMED_BY_PROXY);
+  /** The request head upstream: end-to-end headers, then the framing of the body that follows (`length`: exactly that many bytes). */
+  const headersFor = (length?: number): string[] => [...endToEnd, ...framingHeader(opts.framing, length), ...(switchDone ? ["connection", "Upgrade"] : [])];
   if (route.hostHeader) ex.replaceRequestHeader("host", route.hostHeader);
   addons.requestHeaders(ex);
   const requestTaps = addons.fanOut("request-tap", ex.requestTaps);
@@ -68,8 +89,10 @@ export function forwardExchange(
       servername: isIP(route.target.host) ? undefined : route.target.host,
     });
     watchConnectTimeout(request, upstream.connectTimeoutMs, route.secure);
+    if (switchDone) request.on("upgrade", (upRes: http.IncomingMessage, socket: Duplex, head: Buffer) => switched(upRes, socket, head, switchDone));
     request.on("response", (upRes) => {
       upstreamResponse = upRes;
+      upgrade?.leg.ordinary();
       const socket = upRes.socket as TLSSocket | null;
       if (route.secure && socket && typeof socket.getProtocol === "function") {
         (ex.server as { tls: string | null }).tls = socket.getProtocol();
@@ -118,9 +141,20 @@ export function forwardExchange(
   };
   req.on("error", () => upstreamRequest?.destroy());
 
+  /** The upstream answered 101: the exchange ends here on the record, and the connection becomes a raw pipe. */
+  const switched = (upRes: http.IncomingMessage, socket: Duplex, head: Buffer, done: (stats: UpgradeStats) => void): void => {
+    upstreamResponse = upRes;
+    if (route.secure && typeof (socket as TLSSocket).getProtocol === "function") (ex.server as { tls: string | null }).tls = (socket as TLSSocket).getProtocol();
+    ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
+    addons.responseHeaders(ex);
+    responseTaps = addons.fanOut("response-tap", ex.responseTaps);
+    upgrade!.leg.switched(upRes, socket, head, done);
+    end();
+  };
+
   const hold = ex.requestHold;
   if (!hold) {
-    upstreamRequest = openUpstream(endToEndRawHeaders(req.rawHeaders));
+    upstreamRequest = openUpstream(headersFor());
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
     req.pipe(upstreamRequest);
     tapBody(() => upstreamRequest?.socket?.uncork());
@@ -136,10 +170,10 @@ export function forwardExchange(
         req.resume();
         return;
       }
-      const headers = verdict.body ? [...endToEndRawHeaders(req.rawHeaders, undefined, ["content-length"]), "content-length", String(verdict.body.length)] : endToEndRawHeaders(req.rawHeaders);
-      upstreamRequest = openUpstream(headers);
-      if (verdict.body) upstreamRequest.end(verdict.body);
-      else if (rest === "done") upstreamRequest.end(Buffer.concat(chunks));
+      const whole = verdict.body ?? (rest === "done" ? Buffer.concat(chunks) : null);
+      // A whole body goes with its exact length (none when there was no body at all).
+      upstreamRequest = openUpstream(whole === null || (opts.framing.kind === "none" && whole.length === 0) ? headersFor() : headersFor(whole.length));
+      if (whole) upstreamRequest.end(whole);
       else {
         for (const c of chunks) upstreamRequest.write(c);
         req.pipe(upstreamRequest);
@@ -164,6 +198,20 @@ export function forwardExchange(
     req.resume();
   }
 
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    if (ex.error) {
+      requestTaps.abort(ex.error);
+      responseTaps.abort(ex.error);
+    } else {
+      requestTaps.end();
+      responseTaps.end();
+    }
+    ex.endedAt = Date.now();
+    addons.exchangeEnd(ex);
+  };
   res.on("close", () => {
     if (!res.writableFinished) {
       ex.fail({
@@ -175,18 +223,14 @@ export function forwardExchange(
       upstreamRequest?.destroy();
       (upstreamResponse as http.IncomingMessage | null)?.destroy();
     }
-    if (ex.error) {
-      requestTaps.abort(ex.error);
-      responseTaps.abort(ex.error);
-    } else {
-      requestTaps.end();
-      responseTaps.end();
-    }
-    ex.endedAt = Date.now();
-    addons.exchangeEnd(ex);
+    end();
   });
   return ex;
 }
+
+/** Framing is the proxy's own; `Expect: 100-continue` was answered by node's server already. */
+const FRAMED_BY_PROXY = ["content-length", "expect"];
+const KEEP_UPGRADE: ReadonlySet<string> = new Set(["upgrade"]);
 
 function withReplacements(raw: string[], replaced: ReadonlyMap<string, string>): string[] {
   if (replaced.size === 0) return raw;

@@ -1,5 +1,5 @@
 /** Headers that describe one connection, not the message: never forwarded (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "connection",
   "keep-alive",
   "proxy-connection",

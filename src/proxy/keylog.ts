@@ -1,14 +1,16 @@
 import { createWriteStream, type WriteStream } from "node:fs";
+import { openPrivateAppend } from "../util/private-file.js";
 
 /**
  * NSS key-log lines (what SSLKEYLOGFILE holds) for both TLS legs, so Wireshark can decrypt a capture of
- * the same traffic. The file holds session secrets: created 0600, appended to.
+ * the same traffic. The file holds session secrets: created 0600, appended to; a link, or an existing file
+ * that others can read, is refused with a PrivateFileError (a usage error) when the proxy starts.
  */
 export class KeyLog {
   private readonly stream: WriteStream;
 
   constructor(readonly file: string) {
-    this.stream = createWriteStream(file, { flags: "a", mode: 0o600 });
+    this.stream = createWriteStream(file, { fd: openPrivateAppend(file, "The key-log file (--keylog, or $SSLKEYLOGFILE)") });
     this.stream.on("error", () => {
       // A key log that cannot be written must not take the proxy down; the start record names the file.
     });

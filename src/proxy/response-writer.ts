@@ -74,9 +74,12 @@ function sendWhole(
     }
     taps.end();
     if (res.destroyed) return;
-    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]);
+    // A replacement is UTF-8 JSON as it stands, whatever coding or charset the upstream's body was labelled with.
+    const replaced = out ? ["content-encoding", "content-type"] : [];
+    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length", ...replaced]);
     const final = out ?? body;
-    res.writeHead(head.status, head.statusMessage, [...headers, "content-length", String(final.length)]);
+    const type = out ? ["content-type", "application/json"] : [];
+    res.writeHead(head.status, head.statusMessage, [...headers, ...type, "content-length", String(final.length)]);
     res.end(final);
   };
   upRes.on("data", onData);
@@ -92,8 +95,9 @@ function sendEvents(
   taps: TapFanOut,
 ): void {
   const head = ex.response!;
-  // Events may change size: the body can no longer keep a content-length.
-  res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length"]));
+  // Events may change size: the body can no longer keep a content-length. A decoded stream is sent as identity.
+  const dropped = rewriter.decode ? ["content-length", "content-encoding"] : ["content-length"];
+  res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
   res.flushHeaders();
   const queued: Buffer[] = [];
   const write = (raw: Buffer): void => {
@@ -125,13 +129,28 @@ function sendEvents(
     if (!framer.midEvent) drainQueue();
   };
   for (const raw of ex.injected.splice(0)) ex.injectNow(raw);
-  upRes.on("data", (chunk: Buffer) => framer.push(chunk));
-  upRes.on("end", () => {
+  const finish = (): void => {
     framer.flush();
     drainQueue();
     taps.end();
     ex.injectNow = null;
     res.end();
+  };
+  if (!rewriter.decode) {
+    upRes.on("data", (chunk: Buffer) => framer.push(chunk));
+    upRes.on("end", finish);
+    return;
+  }
+  // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream). An
+  // upstream cut off mid-stream is not ended cleanly here: the forwarder fails the exchange.
+  let cut = false;
+  const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: () => !cut && finish() });
+  upRes.on("data", (chunk: Buffer) => decoder.data(chunk));
+  upRes.on("end", () => decoder.end());
+  upRes.on("close", () => {
+    if (upRes.complete) return;
+    cut = true;
+    decoder.abort?.({ code: "upstream_reset", message: "response ended before it was complete" });
   });
 }
 

@@ -1,4 +1,5 @@
-import type http from "node:http";
+import http from "node:http";
+import type { Duplex } from "node:stream";
 import type { TunnelContext } from "./connect.js";
 import type { ForwardRoute } from "./forward.js";
 import { headerValue } from "./headers.js";
@@ -6,7 +7,7 @@ import { formatTarget, parseHostHeader, validateHost, validatePort } from "./tar
 
 export type RouteResult =
   | { ok: true; route: ForwardRoute }
-  | { ok: false; status: 400 | 421; reason: string };
+  | { ok: false; status: 400 | 421 | 503; reason: string };
 
 /**
  * Where a request really goes. Inside a tunnel that is the CONNECT target, and a Host header naming
@@ -74,9 +75,21 @@ function originPath(absolute: string): string | null {
   }
 }
 
-/** Answers a request the proxy refuses, as one line of plain text. */
-export function refuseRequest(res: http.ServerResponse, status: number, reason: string): void {
+/**
+ * Answers a request the proxy refuses, as one line of plain text. `close`: the connection ends with it (what
+ * follows a message of doubtful framing is not read as a request).
+ */
+export function refuseRequest(res: http.ServerResponse, status: number, reason: string, { close = false } = {}): void {
   const body = `mcp-wiretap: ${reason}\n`;
-  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body), ...(close ? { connection: "close" } : {}) });
   res.end(body);
+}
+
+/** The same, on the raw socket of an `Upgrade` request; the connection ends with it. */
+export function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  const body = `mcp-wiretap: ${reason}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? "Refused"}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

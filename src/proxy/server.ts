@@ -7,10 +7,11 @@ import { handleConnect, peerOf, printable, type ConnectDecision, type TunnelCont
 import { Engine } from "./engine.js";
 import type { Addon, Peer } from "./exchange.js";
 import type { ExchangeRecord } from "./exchange-record.js";
-import { forwardExchange, type Upstream } from "./forward.js";
-import { refuseRequest, routeRequest } from "./route.js";
+import { forwardExchange, type ForwardRoute, type Upstream } from "./forward.js";
+import { declaresBody, requestFraming } from "./framing.js";
+import { refuseRequest, refuseUpgrade, routeRequest } from "./route.js";
 import { formatTarget, type Target } from "./target.js";
-import { forwardUpgrade } from "./upgrade.js";
+import { UpgradeLeg, type UpgradeStats } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
@@ -80,7 +81,7 @@ export class ProxyServer {
     this.engine = new Engine({
       connect: (req, socket, head) => this.onConnect(req, socket, head),
       request: (req, res, requestTarget) => this.onRequest(req, res, requestTarget),
-      upgrade: (req, socket, head) => this.onUpgrade(req, socket, head, tlsOptions),
+      upgrade: (req, socket, head) => this.onUpgrade(req, socket, head),
       malformed: (err, socket) => this.onMalformed(err, socket),
       error: (kind, err) => this.log.debug({ event: "engine_error", kind, err: errorText(err) }),
     }, opts.headersTimeoutMs);
@@ -212,9 +213,7 @@ export class ProxyServer {
     }
     const reverse = tunnel ? undefined : this.reverseFor(req, requestTarget);
     if (reverse) {
-      const ex = forwardExchange(this.addons, this.upstream, reverseRoute(reverse, req, requestTarget), req, res);
-      this.inFlight.set(ex, res);
-      res.once("close", () => this.inFlight.delete(ex));
+      this.forward(req, res, reverseRoute(reverse, req, requestTarget), tunnel);
       return;
     }
     if (!tunnel && !this.authorized(req)) {
@@ -225,54 +224,98 @@ export class ProxyServer {
     }
     const routed = routeRequest(req, requestTarget, tunnel);
     if (!routed.ok) {
-      this.log.warn({
-        event: "refused",
-        stage: "request",
-        client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`,
-        server: tunnel ? formatTarget(tunnel.info.target) : null,
-        method: req.method,
-        host: req.headers.host?.slice(0, 300) ?? null,
-        status: routed.status,
-        reason: routed.reason,
-      });
+      this.logRefused(req, tunnel, routed.status, routed.reason);
       req.resume();
       refuseRequest(res, routed.status, routed.reason);
       return;
     }
-    const ex = forwardExchange(this.addons, this.upstream, routed.route, req, res);
+    this.forward(req, res, routed.route, tunnel);
+  }
+
+  /** Forwards a routed request, unless its body's framing is one the upstream could read otherwise (400). */
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, route: ForwardRoute, tunnel: TunnelContext | undefined): void {
+    const framed = requestFraming(req);
+    if (!framed.ok) {
+      this.logRefused(req, tunnel, 400, framed.reason);
+      req.resume();
+      refuseRequest(res, 400, framed.reason, { close: true });
+      return;
+    }
+    const ex = forwardExchange(this.addons, this.upstream, route, req, res, { framing: framed.framing });
     this.inFlight.set(ex, res);
     res.once("close", () => this.inFlight.delete(ex));
   }
 
-  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, tlsOptions: tls.ConnectionOptions): void {
+  /**
+   * An `Upgrade` request (WebSocket): an ordinary exchange until the upstream answers 101, a raw pipe after.
+   * One with a body is refused: node's server hands its body over as the first bytes of the new protocol,
+   * which would reach the upstream unjudged. An upgrade to anything but WebSocket (h2c: HTTP/2 requests the
+   * proxy would not read) is not offered upstream: the request goes as an ordinary one.
+   */
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     this.track(socket);
+    socket.on("error", () => socket.destroy());
     const tunnel = this.tunnels.get(req.socket);
     const reverse = tunnel ? undefined : this.reverseFor(req, req.url ?? "/");
     if (!reverse && !tunnel && !this.authorized(req)) {
       socket.end(proxyAuthRequiredResponse());
       return;
     }
-    const routed = reverse ? ({ ok: true, route: reverseRoute(reverse, req, req.url ?? "/") } as const) : routeRequest(req, req.url ?? "/", tunnel);
+    const unavailable = this.opts.refuseTraffic?.() ?? null;
+    const routed = unavailable
+      ? ({ ok: false, status: 503, reason: unavailable } as const)
+      : reverse
+        ? ({ ok: true, route: reverseRoute(reverse, req, req.url ?? "/") } as const)
+        : routeRequest(req, req.url ?? "/", tunnel);
     if (!routed.ok) {
-      socket.end(`HTTP/1.1 ${routed.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      this.logRefused(req, tunnel, routed.status, routed.reason);
+      refuseUpgrade(socket, routed.status, routed.reason);
+      return;
+    }
+    const framed = requestFraming(req);
+    if (!framed.ok || declaresBody(framed.framing)) {
+      const reason = framed.ok ? "an Upgrade request must not carry a body" : framed.reason;
+      this.logRefused(req, tunnel, 400, reason);
+      refuseUpgrade(socket, 400, reason);
       return;
     }
     const route = routed.route;
+    const leg = new UpgradeLeg(req, socket, head);
     const startedAt = Date.now();
-    forwardUpgrade(route, tlsOptions, req, socket, head, (stats) =>
-      this.log.info({
-        event: "websocket",
-        client: `${route.client.address}:${route.client.port}`,
-        server: formatTarget(route.target),
-        path: redactUrlQuery(route.path),
-        status: stats.status,
-        bytesUp: stats.bytesUp,
-        bytesDown: stats.bytesDown,
-        durationMs: Date.now() - startedAt,
-        ...(stats.error ? { error: stats.error } : {}),
-      }),
-      this.opts.keylog,
-    );
+    const websocket = /^\s*websocket\s*$/i.test(req.headers.upgrade ?? "");
+    const done = (stats: UpgradeStats): void => this.websocketRecord(route, ex.id, startedAt, stats);
+    const ex = forwardExchange(this.addons, this.upstream, route, req, leg.res, { framing: framed.framing, upgrade: { leg, ...(websocket ? { done } : {}) } });
+    this.inFlight.set(ex, leg.res);
+    socket.once("close", () => this.inFlight.delete(ex));
+  }
+
+  /** A WebSocket the upstream switched to has closed. */
+  private websocketRecord(route: ForwardRoute, flow: string, startedAt: number, stats: UpgradeStats): void {
+    this.log.info({
+      event: "websocket",
+      flow,
+      client: `${route.client.address}:${route.client.port}`,
+      server: formatTarget(route.target),
+      path: redactUrlQuery(route.path),
+      status: stats.status,
+      bytesUp: stats.bytesUp,
+      bytesDown: stats.bytesDown,
+      durationMs: Date.now() - startedAt,
+      ...(stats.error ? { error: stats.error } : {}),
+    });
+  }
+
+  private logRefused(req: http.IncomingMessage, tunnel: TunnelContext | undefined, status: number, reason: string): void {
+    this.log.warn({
+      event: "refused",
+      stage: "request",
+      client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`,
+      server: tunnel ? formatTarget(tunnel.info.target) : null,
+      method: req.method,
+      host: req.headers.host?.slice(0, 300) ?? null,
+      status,
+      reason,
+    });
   }
 
   /** A request the parser refused (e.g. a NUL byte in a CONNECT target) is refused on the record too. */

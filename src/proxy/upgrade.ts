@@ -1,9 +1,6 @@
-import type http from "node:http";
-import net from "node:net";
+import http from "node:http";
+import type net from "node:net";
 import type { Duplex } from "node:stream";
-import tls from "node:tls";
-import type { ForwardRoute } from "./forward.js";
-import { formatTarget } from "./target.js";
 import { countForwarded } from "./reclaim.js";
 
 export interface UpgradeStats {
@@ -13,72 +10,92 @@ export interface UpgradeStats {
   status: number | null;
 }
 
+/** Bytes a client may send after its Upgrade request head before the upstream has answered (then it is paused). */
+const MAX_HELD_BYTES = 64 * 1024;
+
 /**
- * Forwards an `Upgrade` request (WebSocket) unchanged: the request head goes to the real server as the
- * client wrote it, and from then on bytes are piped both ways untouched.
+ * The client's side of an `Upgrade` request (a WebSocket handshake), from the HTTP server's 'upgrade' event.
+ *
+ * Until the upstream answers, the exchange is an ordinary one, answered through `res`: a server that does not
+ * switch (a `200` event stream, a `404`) is recorded, decoded, judged and enforced like any response, and the
+ * connection is closed after it. Only a `101` makes a raw pipe. Bytes the client sends after its head are
+ * held meanwhile: they reach the upstream only once it has switched protocols, and never otherwise.
  */
-export function forwardUpgrade(
-  route: ForwardRoute,
-  tlsOptions: tls.ConnectionOptions,
-  req: http.IncomingMessage,
-  client: Duplex,
-  head: Buffer,
-  done: (stats: UpgradeStats) => void,
-  keylog?: (line: Buffer) => void,
-): void {
-  const stats: UpgradeStats = { bytesUp: head.length, bytesDown: 0, error: null, status: null };
-  const { host, port } = route.target;
-  const upstream = route.secure
-    ? tls.connect({ ...tlsOptions, host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ["http/1.1"] })
-    : net.connect({ host, port });
-  if (keylog) upstream.on("keylog", keylog);
-  let finished = false;
-  const finish = (): void => {
-    if (finished) return;
-    finished = true;
-    client.destroy();
-    upstream.destroy();
-    done(stats);
+export class UpgradeLeg {
+  readonly res: http.ServerResponse;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private state: "waiting" | "ordinary" | "switched" = "waiting";
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.state !== "waiting") return;
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes > MAX_HELD_BYTES) this.socket.pause();
   };
-  upstream.once(route.secure ? "secureConnect" : "connect", () => {
-    upstream.write(requestHead(req, route.path, route.hostHeader));
-    if (head.length > 0) upstream.write(head);
+
+  constructor(
+    req: http.IncomingMessage,
+    private readonly socket: Duplex,
+    head: Buffer,
+  ) {
+    this.res = new http.ServerResponse(req);
+    this.res.shouldKeepAlive = false;
+    this.res.assignSocket(socket as net.Socket);
+    this.res.once("finish", () => {
+      // Answered (by the upstream, or by the proxy itself): whatever the client sent after its head is dropped.
+      if (this.state === "waiting") this.ordinary();
+      socket.end();
+    });
+    if (head.length > 0) this.onData(head);
+    // Read (and hold or drop) whatever comes: a client that leaves is noticed, and its exchange ends as aborted.
+    socket.on("data", this.onData);
+    socket.on("end", () => socket.destroy());
+    socket.on("error", () => socket.destroy());
+  }
+
+  /** The upstream answered with something other than 101: what the client sent after its head is dropped. */
+  ordinary(): void {
+    this.state = "ordinary";
+    this.held = [];
+    this.socket.resume();
+  }
+
+  /** The upstream switched protocols: its 101 goes to the client, then bytes are piped both ways untouched. */
+  switched(upRes: http.IncomingMessage, upstream: Duplex, upHead: Buffer, done: (stats: UpgradeStats) => void): void {
+    this.state = "switched";
+    const client = this.socket;
+    client.off("data", this.onData);
+    this.res.detachSocket(client as net.Socket);
+    const stats: UpgradeStats = { bytesUp: 0, bytesDown: 0, error: null, status: 101 };
+    let head = `HTTP/1.1 101 ${upRes.statusMessage ?? "Switching Protocols"}\r\n`;
+    for (let i = 0; i + 1 < upRes.rawHeaders.length; i += 2) head += `${upRes.rawHeaders[i]}: ${upRes.rawHeaders[i + 1]}\r\n`;
+    client.write(`${head}\r\n`);
+    if (upHead.length > 0) {
+      client.write(upHead);
+      stats.bytesDown += upHead.length;
+    }
+    for (const chunk of this.held) upstream.write(chunk);
+    stats.bytesUp += this.heldBytes;
+    this.held = [];
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      client.destroy();
+      upstream.destroy();
+      done(stats);
+    };
+    upstream.on("error", (err: NodeJS.ErrnoException) => {
+      stats.error = err.code ?? err.message;
+      finish();
+    });
+    client.on("error", finish);
+    client.on("close", finish);
+    upstream.on("close", finish);
     countForwarded(client, (n) => (stats.bytesUp += n));
-    countForwarded(
-      upstream,
-      (n) => (stats.bytesDown += n),
-      (c) => {
-        if (stats.status === null) stats.status = statusOf(c);
-      },
-    );
+    countForwarded(upstream, (n) => (stats.bytesDown += n));
     client.pipe(upstream);
     upstream.pipe(client);
-  });
-  upstream.on("error", (err: NodeJS.ErrnoException) => {
-    stats.error = err.code ?? err.message;
-    if (stats.bytesDown === 0 && client.writable) {
-      const body = `mcp-wiretap: cannot reach ${formatTarget(route.target)}: ${stats.error}\n`;
-      client.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-    }
-    finish();
-  });
-  client.on("error", () => finish());
-  upstream.on("close", finish);
-  client.on("close", finish);
-}
-
-function requestHead(req: http.IncomingMessage, path: string, hostHeader: string | undefined): string {
-  let head = `${req.method} ${path} HTTP/${req.httpVersion}\r\n`;
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    if (/^proxy-/i.test(name)) continue;
-    const value = hostHeader && name.toLowerCase() === "host" ? hostHeader : req.rawHeaders[i + 1];
-    head += `${name}: ${value}\r\n`;
+    client.resume();
   }
-  return `${head}\r\n`;
-}
-
-function statusOf(chunk: Buffer): number | null {
-  const match = /^HTTP\/1\.[01] (\d{3})/.exec(chunk.subarray(0, 16).toString("latin1"));
-  return match ? Number(match[1]) : null;
 }

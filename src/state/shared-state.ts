@@ -8,7 +8,9 @@ import { SyncRedis } from "./sync-redis.js";
 
 export interface SharedState {
   pins: RedisPinStore;
-  rateLimiter: (limit: RateLimit, now: () => number) => RateLimitCounter;
+  rateLimiter: (limit: RateLimit, ctx: { now: () => number; enforcing: boolean }) => RateLimitCounter;
+  /** The URL, password redacted, for messages. */
+  where: string;
   /** Set when Redis could not be reached at start (the proxy starts anyway; see docs/deploy.md). */
   problem: string | null;
   close(): Promise<void>;
@@ -30,7 +32,7 @@ export function checkStateUrl(url: string): void {
 /** `--state redis://HOST:PORT/DB`: pins and rate-limit counters shared by every replica using it. */
 export async function openSharedState(
   url: string,
-  opts: { localPins: string | null; enforcing: boolean; warn: (w: StateWarning) => void },
+  opts: { localPins: string | null; warn: (w: StateWarning) => void },
 ): Promise<SharedState> {
   checkStateUrl(url);
   const redis = new SyncRedis(url);
@@ -43,7 +45,8 @@ export async function openSharedState(
   }
   return {
     pins: new RedisPinStore(redis, fallback),
-    rateLimiter: (limit, now) => new RedisRateLimiter(limit, redis, opts.enforcing, now, opts.warn),
+    rateLimiter: (limit, ctx) => new RedisRateLimiter(limit, redis, ctx.enforcing, ctx.now, opts.warn),
+    where: redactedUrl(url),
     problem: up ? null : `shared state ${redactedUrl(url)} unreachable at start (${redis.lastError || "no answer"}); retrying in the background`,
     close: () => redis.close(),
   };

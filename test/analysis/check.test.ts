@@ -112,17 +112,17 @@ describe("check conditions", () => {
   });
 });
 
-/** xmllint, installed by test/setup.sh when missing (root with apt-get); null when it cannot be had. */
+/** xmllint, installed by scripts/ensure-test-deps.sh when missing (root with apt-get); null when it cannot be had. */
 function xmllint(): string | null {
   const which = () => spawnSync("sh", ["-c", "command -v xmllint"], { encoding: "utf8" }).stdout.trim() || null;
   if (which()) return which();
-  spawnSync("sh", [path.join(REPO_ROOT, "test", "setup.sh")], { stdio: "inherit", timeout: 300_000 });
+  spawnSync("bash", [path.join(REPO_ROOT, "scripts", "ensure-test-deps.sh")], { stdio: "inherit", timeout: 300_000 });
   return which();
 }
 
 describe("check --format junit", () => {
   const lint = xmllint();
-  if (!lint) console.warn("\n!!! SKIPPING the JUnit schema validation: xmllint is not installed and test/setup.sh could not install it (needs root and apt-get; package libxml2-utils) !!!\n");
+  if (!lint) console.warn("\n!!! SKIPPING the JUnit schema validation: xmllint is not installed and scripts/ensure-test-deps.sh could not install it (needs root and apt-get; package libxml2-utils) !!!\n");
 
   it.skipIf(!lint)("validates against the JUnit schema: one testcase per condition per session, failed where it holds", async () => {
     const records: LogRecord[] = [cleanLog()[0]!, ...Object.values(CASES).flatMap((make) => make().slice(1, -1)), rpcRecord({ id: 5, tool: 'q"<&>\u0001' })];

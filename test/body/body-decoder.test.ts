@@ -137,21 +137,30 @@ describe("createBodyDecoder", () => {
     }
   });
 
-  it("reports an unsupported encoding once and does not decode", async () => {
+  it("reads a body under a coding it does not know as sent, and says why a receiver may read it otherwise", async () => {
     const outcome = await decodeBody({ contentType: "application/json", contentEncoding: "compress" }, [responseBytes]);
     expect(outcome).toEqual({
-      mode: "ignored",
-      messages: [],
-      problems: [{ code: "unsupported_encoding", message: "unsupported content-encoding compress" }],
+      mode: "json",
+      messages: [{ kind: "json", value: response, bytes: responseBytes.length, ambiguity: 'content-encoding "compress" is not one the proxy can decode; read as sent' }],
+      problems: [],
     });
+  });
+
+  it("reads plain JSON labelled gzip as sent (as lenient peers do), with the reason", async () => {
+    const outcome = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [responseBytes]);
+    expect(outcome.messages).toEqual([
+      { kind: "json", value: response, bytes: responseBytes.length, ambiguity: expect.stringMatching(/^content-encoding "gzip" does not decode \(gzip decoding failed: .*\); read as sent$/) },
+    ]);
+    expect(outcome.problems).toEqual([]);
   });
 
   it("reports invalid JSON and corrupt compression as problems, never throwing", async () => {
     const invalid = await decodeBody({ contentType: "application/json" }, [Buffer.from('{"jsonrpc": "2.0",')]);
     expect(invalid.problems).toEqual([{ code: "invalid_json", message: expect.stringContaining("invalid JSON") }]);
-    const corrupt = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [responseBytes]);
+    const gzipped = zlib.gzipSync(responseBytes);
+    const corrupt = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [gzipped.subarray(0, 20)]);
     expect(corrupt.problems).toEqual([
-      { code: "decode_error", message: expect.stringContaining("gzip decoding failed") },
+      { code: "decode_error", message: expect.stringContaining("gzip decoding failed"), ambiguity: expect.stringContaining("does not decode") },
     ]);
     expect(corrupt.messages).toEqual([]);
   });
@@ -167,7 +176,9 @@ describe("createBodyDecoder", () => {
       const message = contentEncoding
         ? /^JSON body is larger than the inspection limit of 65536 bytes; not parsed \(decoded body exceeds 65536 bytes \(from \d+ compressed bytes\); decoding stopped\)$/
         : /^JSON body is larger than the inspection limit of 65536 bytes; not parsed$/;
-      expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringMatching(message) }]);
+      // Decoded past the limit, the body could not be read at all: a reason to refuse it in enforce mode.
+      const ambiguity = contentEncoding ? { ambiguity: "the decoded body is larger than the inspection limit of 65536 bytes" } : {};
+      expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringMatching(message), ...ambiguity }]);
       expect(outcome.messages).toEqual([]);
     }
   });
@@ -175,7 +186,7 @@ describe("createBodyDecoder", () => {
   it("stops a gzip bomb declared as JSON at the inspection limit, and the reason shows the expansion", async () => {
     const bomb = gzipOfZeros(50);
     const outcome = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [bomb]);
-    expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringContaining("(decoded body exceeds 65536 bytes (from ") }]);
+    expect(outcome.problems).toEqual([{ code: "body_truncated", message: expect.stringContaining("(decoded body exceeds 65536 bytes (from "), ambiguity: expect.any(String) }]);
     const compressed = Number(/from (\d+) compressed bytes/.exec(outcome.problems[0]!.message)?.[1]);
     expect(compressed).toBeGreaterThan(0);
     expect(compressed).toBeLessThanOrEqual(bomb.length);

@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { rootCertificates } from "node:tls";
@@ -63,20 +63,6 @@ describe("loadOrCreateCa", () => {
       expect(await mode(ca.certPath)).toBe(0o644);
       expect(await mode(ca.bundlePath)).toBe(0o644);
     }
-  });
-
-  it.runIf(posixModes)("tightens an existing 0755 folder and a 0644 key", async () => {
-    const dir = path.join(await tempDir(), "ca");
-    await mkdir(dir, { mode: 0o755 });
-    await chmod(dir, 0o755);
-    const ca = await loadOrCreateCa(dir);
-    expect(await mode(dir)).toBe(0o700);
-
-    await chmod(dir, 0o755);
-    await chmod(ca.keyPath, 0o644);
-    await loadOrCreateCa(dir);
-    expect(await mode(dir)).toBe(0o700);
-    expect(await mode(ca.keyPath)).toBe(0o600);
   });
 
   it("rewrites a missing bundle", async () => {

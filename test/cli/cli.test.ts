@@ -153,10 +153,10 @@ describe("mcp-wiretap CLI", () => {
 
     it("prints a banner with the real address and CA path, serves, and exits 0 on SIGTERM with a complete log", async () => {
       const { cli, url, caDir, logFile, caPem } = await start("plain");
-      const exportsLine = /^\s*export (.*)$/m.exec(cli.stderr())![1]!;
-      expect(exportsLine).toContain(`HTTPS_PROXY=${url}`);
-      expect(exportsLine).toContain(`HTTP_PROXY=${url}`);
-      expect(exportsLine).toContain(`NODE_EXTRA_CA_CERTS=${path.join(caDir, "ca.pem")}`);
+      const exportsLines = cli.stderr().split("\n").map((l) => l.trim());
+      expect(exportsLines).toContain(`export HTTPS_PROXY='${url}'`);
+      expect(exportsLines).toContain(`export HTTP_PROXY='${url}'`);
+      expect(exportsLines).toContain(`export NODE_EXTRA_CA_CERTS='${path.join(caDir, "ca.pem")}'`);
       expect(cli.stderr()).toContain(`logs: ${logFile}`);
       expect(cli.stdout()).toBe("");
 

@@ -4,7 +4,7 @@
  * by a small validator below (no schema package); the CLI cases need the build (`npm run build`).
  */
 import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -283,5 +283,23 @@ describe("mcp-wiretap export (CLI)", () => {
     const missing = await runCli(["export", "--har", path.join(dir, "x.har"), path.join(dir, "missing.ndjson")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/cannot read/);
+  });
+
+  it.runIf(process.platform !== "win32")("never writes through a link at --har, and never leaves the export readable by others", async () => {
+    const victim = path.join(dir, "victim.txt");
+    await writeFile(victim, "precious\n", { mode: 0o644 });
+    const out = path.join(dir, "linked.har");
+    await symlink(victim, out);
+    const loose = path.join(dir, "loose.har");
+    await writeFile(loose, "old export\n", { mode: 0o644 });
+    await chmod(loose, 0o644);
+    for (const target of [out, loose]) expect((await runCli(["export", "--har", target, path.join(FIXTURES, "session.ndjson")])).code).toBe(0);
+    expect(await readFile(victim, "utf8")).toBe("precious\n");
+    for (const target of [out, loose]) {
+      const info = await lstat(target);
+      expect(info.isFile()).toBe(true);
+      expect(info.mode & 0o777).toBe(0o600);
+      expect(JSON.parse(await readFile(target, "utf8"))).toHaveProperty("log");
+    }
   });
 });

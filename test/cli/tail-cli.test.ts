@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, assertBuilt, runCli, spawnCli, type SpawnedCli } from "../helpers/proxy-harness.js";
+import { UNSAFE_CHARS } from "../helpers/unsafe-chars.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "session.ndjson");
@@ -87,6 +88,21 @@ describe("mcp-wiretap tail (CLI)", () => {
     expect(out).toEqual(expected);
     for (const line of out) expect(() => JSON.parse(line)).not.toThrow();
     expect(r.stdout.endsWith("\n")).toBe(true);
+  });
+
+  it("--json writes raw control, bidi and invisible characters of older logs as JSON escapes, same records", async () => {
+    // Characters a JSON text may hold raw (not C0, not a lone surrogate, which UTF-8 cannot carry).
+    const chars = UNSAFE_CHARS.filter((c) => c.charCodeAt(0) >= 0x20 && !/^\p{Cs}$/u.test(c));
+    const lines = chars.map((c, i) => `{"event":"rpc","kind":"request","id":${i},"method":"tools/call","tool":"x${c}y"}`);
+    const r = await runWithStdin(["tail", "--json"], lines.join("\n") + "\n");
+    expect(r.code).toBe(0);
+    const out = r.stdout.split("\n").filter((l) => l !== "");
+    expect(out).toHaveLength(chars.length);
+    out.forEach((line, i) => {
+      const c = chars[i]!;
+      for (let k = 0; k < c.length; k++) expect(line).not.toContain(c[k]);
+      expect(JSON.parse(line)).toEqual(JSON.parse(lines[i]!));
+    });
   });
 
   it("--json with --server, --session and --method; non-JSON lines are dropped there, shown dimmed otherwise", async () => {
@@ -189,13 +205,23 @@ describe("mcp-wiretap tail (CLI)", () => {
     await cli.exited;
   });
 
+  it("--help explains the marks: DENY* (enforced) against DENY (logged only), FLAG, the arrows", async () => {
+    const help = await runCli(["tail", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^\s+DENY\*\s.*(enforced|blocked)/m);
+    expect(help.stdout).toMatch(/^\s+DENY\s.*(monitor|logged only|not enforced)/m);
+    expect(help.stdout).toMatch(/^\s+FLAG\s/m);
+    expect(help.stdout).toMatch(/^\s+→\s.*client/m);
+    expect(help.stdout).toMatch(/^\s+UNANSWERED\s/m);
+  });
+
   it("--follow waits for a file that does not exist yet", async () => {
     const file = path.join(dir, "later.ndjson");
     const cli = spawnCli(["tail", "-f", file], { env: PLAIN });
     running.push(cli);
     await waitUntil(() => /no such file yet; waiting/.test(cli.stderr()), { what: "the waiting notice" });
-    writeFileSync(file, "e1 finally\n");
-    await waitUntil(() => cli.stdout().includes("e1 finally"), { what: "the first line" });
+    writeFileSync(file, `${fixtureLines[0]}\n`);
+    await waitUntil(() => cli.stdout().includes("proxy 0.1.0 started"), { what: "the first line" });
     cli.kill();
     await cli.exited;
   });

@@ -15,6 +15,7 @@ import { compileFilters, hostOf, splitList, type LogRecord, type RecordFilters }
 import { TailFormatter } from "../../src/cli/tail/formatter.js";
 import { bytes, clockTime, duration, shortSession } from "../../src/cli/tail/layout.js";
 import { LineSplitter } from "../../src/cli/tail/reader.js";
+import { UNSAFE_CHARS } from "../helpers/unsafe-chars.js";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 const lines = (name: string): string[] => readFileSync(path.join(FIXTURES, name), "utf8").split("\n").filter((l) => l !== "");
@@ -205,6 +206,27 @@ describe("lines that are not records", () => {
     expect(view(input)).toEqual(["plain text", "{not json", "[1,2]", "42", '"str"', "null", "x\\u001b[2Jy"]);
     expect(view(["hello"], { color: true })).toEqual(["\u001b[2mhello\u001b[22m"]);
     expect(printable("a\tb\nc\u202ed")).toBe("a b\\nc\\u202ed");
+  });
+
+  it("show every control, bidi and invisible character of a record escaped, in every kind of line", () => {
+    for (const c of UNSAFE_CHARS) {
+      const t = `x${c}y`;
+      const recordsWithIt: LogRecord[] = [
+        { event: "rpc", kind: "request", time: "2026-01-01T00:00:00.000Z", session: t, direction: "client_to_server", id: t, method: t, tool: t, bytes: 1, decision: { action: "deny", enforced: true, rules: [{ name: t, reason: t }] } },
+        { event: "rpc", kind: "error", time: "2026-01-01T00:00:00.000Z", session: t, direction: "server_to_client", id: 1, method: t, error: { code: 1, message: t } },
+        { event: "rpc", kind: "invalid", time: "2026-01-01T00:00:00.000Z", session: null, direction: "server_to_client", reason: t },
+        { event: "session", phase: "start", time: "2026-01-01T00:00:00.000Z", session: t, server: t, transport: "streamable-http", clientInfo: { name: t, version: t }, serverInfo: { name: t } },
+        { event: "http", time: "2026-01-01T00:00:00.000Z", method: t, server: t, path: t, status: 500, error: { code: t, message: t } },
+        { event: "refused", time: "2026-01-01T00:00:00.000Z", stage: t, reason: t, status: 400 },
+        { event: "websocket", time: "2026-01-01T00:00:00.000Z", server: t, path: t, status: 101 },
+        { event: "auth", time: "2026-01-01T00:00:00.000Z", step: t, server: t, path: t, status: 401 },
+        { event: t, time: t },
+      ];
+      const shown = view(recordsWithIt.map((r) => JSON.stringify(r)), { allHttp: true }).join("\n");
+      expect(shown.length).toBeGreaterThan(0);
+      for (let k = 0; k < c.length; k++) expect(shown, `U+${c.codePointAt(0)!.toString(16)}`).not.toContain(c[k]);
+      expect(view([JSON.stringify(recordsWithIt[0])])[0]).toContain(`\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    }
   });
 
   it("never crash the formatter, whatever the record holds", () => {

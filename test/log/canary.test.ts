@@ -18,7 +18,9 @@ import type { AddressInfo, Socket } from "node:net";
 import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PayloadMode } from "../../src/log/payload.js";
+import { ExchangeSecrets } from "../../src/log/exchange-secrets.js";
 import { headerCredentials, scrubValues } from "../../src/log/redact.js";
+import type { Exchange } from "../../src/proxy/exchange.js";
 import {
   closedPort,
   openTunnel,
@@ -62,6 +64,16 @@ const C = {
   legacy: `canary-legacy-${rand()}`,
   plainProxy: `canary-plainproxy-${rand()}`,
   jwt: `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.canary-jwt-${rand()}`,
+  /** Ocp-Apim-Subscription-Key, X-Functions-Key, X-Access-Key, Password, Authentication headers */
+  cloudHeaders: `canary-cloudheaders-${rand()}`,
+  /** db_password, api_token, auth_token, secret_key, passphrase, pwd members */
+  members: `canary-members-${rand()}`,
+  /** X-Amz-Security-Token, X-Amz-Signature, sig, jwt query parameters */
+  presigned: `canary-presigned-${rand()}`,
+  /** A key under ordinary names: in the initialize answer (session record), an invalid message, a result */
+  awsKey: `AKIA${randomBytes(8).toString("hex").toUpperCase()}`,
+  /** A token by its shape in an ordinary response header (`http` record) and an OAuth error text (`auth` record) */
+  shaped: `ghp_${randomBytes(18).toString("hex")}`,
 };
 
 /**
@@ -90,7 +102,7 @@ function sse(res: ServerResponse, events: string[], headers: Record<string, stri
 }
 
 /** The JSON-RPC server behind `POST /mcp`: every answer carries credentials in credential positions. */
-function mcp(res: ServerResponse, raw: string): void {
+function mcp(res: ServerResponse, raw: string, req: IncomingMessage): void {
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -119,7 +131,7 @@ function mcp(res: ServerResponse, raw: string): void {
         reply({
           protocolVersion: "2025-06-18",
           capabilities: { tools: {} },
-          serverInfo: { name: "canary-server", version: "1.0.0", apiKey: C.result },
+          serverInfo: { name: "canary-server", version: "1.0.0", apiKey: C.result, description: `deploys with ${C.awsKey}` },
           instructions: "be nice",
         }),
         { "mcp-session-id": "session-plain-1", "set-cookie": [`sid=${C.setCookie}; HttpOnly`, `csrf=${C.setCookie}`] },
@@ -139,6 +151,19 @@ function mcp(res: ServerResponse, raw: string): void {
       return sendJson(res, 200, { jsonrpc: "2.0", id: m.id, result: "nope", password: C.invalidMessage, access_token: C.invalidMessage });
     case "tools/call:broken-json":
       return sendJson(res, 200, `{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":{"password":"${C.invalidJson}"`);
+    case "tools/call:echo-credentials": {
+      // A server that quotes what the client sent: every credential comes back in free text, by value.
+      const h = req.headers;
+      const quoted = [h.authorization, h["x-api-key"], h.cookie, h["ocp-apim-subscription-key"], h["x-functions-key"], h["x-access-key"], h.password, h.authentication, req.url].join(" | ");
+      return sendJson(res, 200, { jsonrpc: "2.0", id: m.id, error: { code: -32001, message: `rejected: ${quoted}`, data: { request: quoted } } });
+    }
+    case "tools/call:echo-result": {
+      const h = req.headers;
+      return sendJson(res, 200, { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: `you sent ${h.authorization} and ${h.cookie}; deploy key ${C.awsKey}` }] } });
+    }
+    case "tools/call:echo-invalid":
+      // Not valid JSON-RPC (result is a number and there is no jsonrpc member): an `invalid` record with the whole message.
+      return sendJson(res, 200, { id: m.id, result: 7, note: `auth was ${req.headers.authorization}`, key: `${C.awsKey}`, members: (JSON.parse(raw) as { params: unknown }).params });
     case "tools/call:hang":
       // The stream ends without an answer: an `unanswered` record.
       return sse(res, []);
@@ -159,7 +184,7 @@ async function startUpstreams(): Promise<Upstreams> {
       const key = `${req.method} ${url.pathname}`;
       switch (key) {
         case "POST /mcp":
-          return mcp(res, raw);
+          return mcp(res, raw, req);
         case "GET /sse": {
           // Legacy HTTP+SSE: the endpoint URL carries a credential as a query parameter.
           const id = rand();
@@ -186,7 +211,7 @@ async function startUpstreams(): Promise<Upstreams> {
           const isJson = (req.headers["content-type"] ?? "").includes("json");
           const grant = isJson ? (JSON.parse(raw) as { grant_type?: string }).grant_type : new URLSearchParams(raw).get("grant_type");
           if (grant === "refresh_token") {
-            return sendJson(res, 400, { error: "invalid_grant", error_description: `refresh_token ${C.form} is revoked` });
+            return sendJson(res, 400, { error: "invalid_grant", error_description: `refresh_token ${C.form} is revoked; ask ${C.shaped}` });
           }
           return sendJson(res, 200, {
             access_token: C.tokenResponse,
@@ -208,7 +233,7 @@ async function startUpstreams(): Promise<Upstreams> {
             "www-authenticate": `Bearer error="invalid_token", error_description="token ${C.bearer} has expired"`,
           });
         default:
-          return sendJson(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true }, { "x-debug": `deployed by ${C.shaped}` });
       }
     });
   };
@@ -283,6 +308,11 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
       authorization: `Bearer ${C.bearer}`,
       cookie: `sid=${C.cookie}; theme=dark`,
       "x-api-key": C.apiKeyHeader,
+      "Ocp-Apim-Subscription-Key": `${C.cloudHeaders}-1`,
+      "X-Functions-Key": `${C.cloudHeaders}-2`,
+      "X-Access-Key": `${C.cloudHeaders}-3`,
+      Password: `${C.cloudHeaders}-4`,
+      Authentication: `${C.cloudHeaders}-5`,
     };
     const rpc = async (body: unknown, extra: Record<string, string> = {}, url = mcpUrl) => {
       const res = await fetch(url, {
@@ -306,7 +336,7 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "canary-client", version: "1", apiKey: C.clientInfo } },
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "canary-client", version: "1", apiKey: C.clientInfo, note: `key ${C.awsKey}` } },
     });
     await rpc({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
     await rpc(
@@ -335,6 +365,12 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
     await rpc({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "bad-result", arguments: {} } }, session);
     await rpc({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "broken-json", arguments: {} } }, session);
     await rpc({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "hang", arguments: {} } }, session);
+    // Servers that quote the credentials back: in an error, in a result, in an invalid message.
+    const members = { db_password: C.members, api_token: C.members, auth_token: C.members, secret_key: C.members, passphrase: C.members, pwd: C.members };
+    for (const [i, name] of ["echo-credentials", "echo-result", "echo-invalid"].entries()) {
+      await rpc({ jsonrpc: "2.0", id: 20 + i, method: "tools/call", params: { name, arguments: members } }, session,
+        `${mcpUrl}&X-Amz-Security-Token=${C.presigned}-1&X-Amz-Signature=${C.presigned}-2&sig=${C.presigned}-3&jwt=${C.presigned}-4`);
+    }
     // A request body that is not JSON, with the credential in a member called password.
     await rpc(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":{"password":"${C.invalidJson}"}`, session);
     // A JSON-RPC message that is invalid (no jsonrpc member), with credentials in it.
@@ -566,4 +602,38 @@ describe("credentials removed by value", () => {
     });
     expect(record.a).toContain(secret); // not modified in place
   });
+
+  it("never lets a peer erase what identifies its message: method, tool, server, decision stay", () => {
+    const record = {
+      event: "rpc", flow: "f1", server: "mcp.example:443", method: "tools/call", tool: "deploy-production", id: "deploy-production",
+      decision: { action: "deny", rules: [{ name: "no-deploy", reason: "deploy-production is denied" }] },
+      params: { name: "deploy-production", note: "tools/call deploy-production" },
+    };
+    const out = scrubValues(record, ["deploy-production", "tools/call"]);
+    expect(out).toMatchObject({ method: "tools/call", tool: "deploy-production", id: "deploy-production", server: "mcp.example:443", decision: record.decision });
+    expect(out.params).toEqual({ name: "[redacted]", note: "[redacted] [redacted]" });
+    const unchanged = { event: "rpc", params: { a: "b" } };
+    expect(scrubValues(unchanged, ["nothing-here"])).toBe(unchanged); // nothing matched: no copy
+  });
+
+  it("keeps each exchange's credentials for its records, its session's, and records written after it ended", () => {
+    const secrets = new ExchangeSecrets();
+    const bearer = `canary-${rand()}`;
+    const member = `canary-${rand()}`;
+    const exchange = (id: string, headers: Record<string, string>, p = "/mcp") =>
+      ({ id, request: { method: "POST", path: p, httpVersion: "1.1", headers } }) as unknown as Exchange;
+    secrets.begin(exchange("flow-a", { authorization: `Bearer ${bearer}`, "mcp-session-id": "s-1" }, `/mcp?sig=${member}-q`));
+    secrets.add("flow-a", "s-1", [member]);
+    secrets.begin(exchange("flow-b", { "mcp-session-id": "s-1", authorization: "Bearer short" }));
+    const text = (r: Record<string, unknown>) => JSON.stringify(secrets.scrub(r));
+    expect(text({ flow: "flow-a", error: { message: `bad token ${bearer}, ${member}-q, ${member}` } })).not.toContain("canary-");
+    // Another exchange of the same session (an event stream) quoting them.
+    expect(text({ flow: "flow-b", session: "s-1", result: `${bearer} ${member}` })).not.toContain("canary-");
+    // Too short to remove by value ("short" is 5 characters), and other exchanges untouched.
+    expect(text({ flow: "flow-b", result: "Bearer short" })).toContain("short");
+    expect(text({ flow: "flow-c", result: bearer })).toContain(bearer);
+    secrets.end("flow-a");
+    expect(text({ flow: "flow-a", challenge: bearer })).not.toContain(bearer); // an auth record written after the end
+  });
 });
+

@@ -1,8 +1,8 @@
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogSink } from "../../src/log/logger.js";
+import { createLogSink, LogFileError } from "../../src/log/logger.js";
 
 let dir: string;
 afterEach(async () => {
@@ -41,5 +41,84 @@ describe("log file rotation", () => {
     await sink.flush();
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse((await readFile(file, "utf8")).trim())).toMatchObject({ event: "start", level: "info" });
+  });
+
+  it("never writes through links planted where rotated files go: the records are in regular 0600 files, the link target is untouched", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-rotation-"));
+    const file = path.join(dir, "wiretap.ndjson");
+    const victim = path.join(dir, "victim.txt");
+    await writeFile(victim, "precious\n");
+    for (const n of [1, 2, 3]) await symlink(victim, `${file}.${n}`);
+    const sink = createLogSink({ file, maxSize: 2_000, keep: 3 });
+    for (let i = 0; i < 200; i++) {
+      sink.logger.info({ event: "rpc", n: i, pad: "x".repeat(40) });
+      if (i % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await sink.flush();
+    expect(await readFile(victim, "utf8")).toBe("precious\n");
+    for (const name of [file, `${file}.1`]) {
+      const info = await lstat(name);
+      expect(info.isFile()).toBe(true);
+      expect(info.mode & 0o777).toBe(0o600);
+    }
+  });
+});
+
+describe.runIf(process.platform !== "win32")("an existing --log-file", () => {
+  it("is appended to when it is a private file of our own", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const file = path.join(dir, "log.ndjson");
+    await writeFile(file, '{"event":"old"}\n', { mode: 0o600 });
+    const sink = createLogSink({ file });
+    sink.logger.info({ event: "start" });
+    await sink.flush();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe('{"event":"old"}');
+  });
+
+  it("is refused when others can read it: the error says how to fix it, and the file is left as it was", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const file = path.join(dir, "log.ndjson");
+    await writeFile(file, "before\n");
+    await chmod(file, 0o644);
+    expect(() => createLogSink({ file })).toThrow(LogFileError);
+    expect(() => createLogSink({ file })).toThrow(`--log-file ${file} has mode 0644: other users can read it. If nobody else should have, run \`chmod 600 ${file}\``);
+    expect((await stat(file)).mode & 0o777).toBe(0o644);
+    expect(await readFile(file, "utf8")).toBe("before\n");
+  });
+
+  it("is refused when it is a symbolic link (planted to redirect the records), and the link's target is untouched", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const target = path.join(dir, "their-file");
+    await writeFile(target, "theirs\n", { mode: 0o600 });
+    const file = path.join(dir, "log.ndjson");
+    await symlink(target, file);
+    expect(() => createLogSink({ file })).toThrow(/--log-file .*log\.ndjson is a symbolic link\. .*give the path of the file itself, or remove the link/);
+    expect(await readFile(target, "utf8")).toBe("theirs\n");
+    expect((await stat(target)).mode & 0o777).toBe(0o600);
+  });
+
+  it("left cut off mid-record by an earlier run: the next records start on a line of their own", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const file = path.join(dir, "log.ndjson");
+    await writeFile(file, '{"event":"old"}\n{"level":"info","ev', { mode: 0o600 });
+    const sink = createLogSink({ file });
+    sink.logger.info({ event: "start" });
+    await sink.flush();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    expect(lines[1]).toBe('{"level":"info","ev');
+    expect(JSON.parse(lines[2]!)).toMatchObject({ event: "start" });
+  });
+
+  it("is created 0600 in new folders made 0700", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-logfile-"));
+    const file = path.join(dir, "logs", "today", "log.ndjson");
+    const sink = createLogSink({ file });
+    sink.logger.info({ event: "start" });
+    await sink.flush();
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.join(dir, "logs"))).mode & 0o777).toBe(0o700);
+    expect((await stat(path.join(dir, "logs", "today"))).mode & 0o777).toBe(0o700);
   });
 });

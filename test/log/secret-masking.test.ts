@@ -53,3 +53,28 @@ describe("secrets found in payloads never reach the record", () => {
     expect(text).toContain("[redacted: github");
   });
 });
+
+describe("secrets the detector did not see never reach the record", () => {
+  it("a key past the scanner's bound: only a preview from the scanned start is written, in every mode", () => {
+    const e = judged({ jsonrpc: "2.0", id: 8, result: { content: [{ type: "text", text: "x".repeat(2_100_000) }, { type: "text", text: `key ${awsKey}` }] } }, "server_to_client", "tools/call");
+    for (const payloads of ["full", "truncated"] as const) {
+      const record = rpcRecord(e, { payloads, maxPayloadBytes: 65536 });
+      expect(JSON.stringify(record)).not.toContain(awsKey);
+      expect(record.result).toMatchObject({ truncated: true, bytes: expect.any(Number) });
+      expect(Buffer.byteLength((record.result as { preview: string }).preview)).toBeLessThanOrEqual(65536);
+    }
+  });
+
+  it("masks a key in an invalid message, which no detector scans", () => {
+    const raw = { id: 3, method: "tools/call", params: { arguments: { note: `use ${awsKey}`, token2: githubToken } } };
+    const e = judged(raw, "client_to_server");
+    expect(e.kind).toBe("invalid");
+    for (const payloads of ["full", "truncated"] as const) {
+      const record = rpcRecord(e, { payloads, maxPayloadBytes: 65536 });
+      const text = JSON.stringify(record);
+      expect(text).not.toContain(awsKey);
+      expect(text).not.toContain(githubToken);
+      expect(record.message).toMatchObject({ params: { arguments: { note: "[redacted: aws_access_key_id]" } } });
+    }
+  });
+});

@@ -402,6 +402,29 @@ describe("2026-07-28 stateless Streamable HTTP", () => {
     expect(res3!.headerMismatch).toBeUndefined();
   });
 
+  it("flags a missing Mcp-Method, or a missing Mcp-Name where the method needs one (warn, headerValue null)", async () => {
+    await (await call("m1", "echo", { "mcp-protocol-version": V, "mcp-name": "echo" })).json();
+    await (await call("m2", "echo", { "mcp-protocol-version": V, "mcp-method": "tools/call" })).json();
+    await (await call("m3", "echo", {})).json(); // the version only in _meta: still the stateless revision
+    const listed = await client.post(url(), request("m4", "tools/list", { _meta: meta }), { "mcp-protocol-version": V, "mcp-method": "tools/list" });
+    await listed.json();
+    const [m1] = await recordsOf("m1", 2);
+    expect(m1).toMatchObject({ kind: "request", level: "warn", headerMismatch: [{ header: "Mcp-Method", headerValue: null, bodyValue: "tools/call" }] });
+    const [m2] = await recordsOf("m2", 2);
+    expect(m2).toMatchObject({ kind: "request", level: "warn", headerMismatch: [{ header: "Mcp-Name", headerValue: null, bodyValue: "echo" }] });
+    const [m3] = await recordsOf("m3", 2);
+    expect(m3!.headerMismatch).toEqual([
+      { header: "Mcp-Method", headerValue: null, bodyValue: "tools/call" },
+      { header: "Mcp-Name", headerValue: null, bodyValue: "echo" },
+    ]);
+    // tools/list has no Mcp-Name; earlier revisions have neither header.
+    const [m4] = await recordsOf("m4", 2);
+    expect(m4!.headerMismatch).toBeUndefined();
+    await (await client.post(url(), request("m5", "tools/call", { name: "echo", arguments: {} }), { "mcp-protocol-version": "2025-11-25" })).json();
+    const [m5] = await recordsOf("m5", 2);
+    expect(m5!.headerMismatch).toBeUndefined();
+  });
+
   it("takes the protocolVersion from _meta when there is no version header", async () => {
     await (await call("s4", "echo", { "mcp-method": "tools/call", "mcp-name": "echo" })).json();
     const [req, res] = await recordsOf("s4", 2);
@@ -430,6 +453,9 @@ describe("2026-07-28 stateless Streamable HTTP", () => {
     );
     for (const n of notes) {
       expect(n).toMatchObject({ kind: "notification", direction: "server_to_client", session: null, protocolVersion: V });
+      // Tied to the listen request whose stream carries them.
+      expect(n.related).toMatchObject({ id: "listen-1", method: "subscriptions/listen" });
+      expect(typeof (n.related as { elapsedMs: number }).elapsedMs).toBe("number");
     }
     expect(new Set(notes.map((n) => n.flow)).size).toBe(1);
     controller.abort();

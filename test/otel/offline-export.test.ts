@@ -81,9 +81,9 @@ describe("export --otlp", () => {
     expect(again.stderr).toMatch(/cannot write .*EEXIST/);
   }, 60_000);
 
-  it("needs exactly one of --har and --otlp", async () => {
+  it("needs an output: --har, --html or --otlp", async () => {
     const result = await runCli(["export", path.join(dir, "nothing.ndjson")]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("export needs exactly one of --har OUT or --otlp OUT");
+    expect(result.stderr).toContain("export needs --har OUT, --html OUT or --otlp OUT");
   });
 });

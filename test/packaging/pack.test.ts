@@ -59,7 +59,7 @@ describe("npm pack", () => {
 
   it("ships the CLI, the preload, the policy, the docs; no keys, no tests, no sources", () => {
     const paths = pack.files.map((f) => f.path);
-    for (const required of ["package.json", "README.md", "dist/cli/main.js", "dist/preload/env-proxy.js", "config/policy.yaml", "certs/README.md"]) {
+    for (const required of ["package.json", "README.md", "dist/cli/main.js", "dist/preload/env-proxy.js", "dist/ui/assets/app.js", "dist/ui/assets/app.css", "config/policy.yaml", "certs/README.md"]) {
       expect(paths, required).toContain(required);
     }
     const forbidden = paths.filter(

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
@@ -121,6 +122,45 @@ describe("enforce mode with the SDK client and server-everything", () => {
       // The proxy answered the POST itself with 202.
       const http = await proxy.waitForRecord((r) => r.event === "http" && r.flow === denied.flow, { what: "the POST's http record" });
       expect(http).toMatchObject({ method: "POST", status: 202 });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("bodies a lenient server reads otherwise (plain JSON labelled gzip; a bad UTF-8 byte) never reach server-everything", async () => {
+    const call = (id: number, bad = false): Buffer => {
+      const text = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get-env", arguments: { note: "x-y" } } });
+      return bad ? Buffer.concat([Buffer.from(text.slice(0, text.indexOf("-y"))), Buffer.from([0xff]), Buffer.from(text.slice(text.indexOf("-y")))]) : Buffer.from(text);
+    };
+    const before = gets(upstream, "get-env");
+    const s = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
+    try {
+      const session = { "mcp-session-id": s.transport.sessionId!, "mcp-protocol-version": "2025-11-25", accept: "application/json, text/event-stream", "content-type": "application/json" };
+      for (const [id, headers, body] of [
+        [901, { "content-encoding": "gzip" }, call(901)],
+        [902, {}, call(902, true)],
+      ] as const) {
+        const res = await request(upstream.streamableUrl, { method: "POST", dispatcher: s.dispatcher, headers: { ...session, ...headers }, body });
+        const text = await res.body.text();
+        expect(text).toContain('"code":-32052');
+        expect(text).toContain(`"id":${id}`);
+      }
+      expect(gets(upstream, "get-env")).toBe(before);
+      const echo = await s.client.callTool({ name: "echo", arguments: { message: "still fine" } });
+      expect(echo.content).toEqual([{ type: "text", text: "Echo: still fine" }]);
+    } finally {
+      await s.close();
+    }
+    const c = await connectSse(upstream.sseUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
+    try {
+      await c.client.callTool({ name: "echo", arguments: { message: "legacy" } });
+      const endpoint = c.fetched.find((f) => f.startsWith("POST "))!.slice(5);
+      const res = await request(endpoint, { method: "POST", dispatcher: c.dispatcher, headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: call(903) });
+      await res.body.text();
+      expect(res.statusCode).toBe(202);
+      const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === 903, { what: "legacy unreadable record" });
+      expect(rec).toMatchObject({ transport: "http+sse", tool: "get-env", decision: { action: "deny", enforced: true } });
+      expect(gets(upstream, "get-env")).toBe(before);
     } finally {
       await c.close();
     }

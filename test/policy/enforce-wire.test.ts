@@ -5,7 +5,7 @@
  * answers), notifications, responses, batches, oversized bodies, and Accept-Encoding.
  */
 import { readFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import type { LogRecord, TestProxy } from "../helpers/proxy-harness.js";
@@ -228,20 +228,20 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(rec).toMatchObject({ direction: "server_to_client", reason: "response larger than --max-inspect-bytes: passed on unjudged" });
     });
 
-    it("a server that compresses anyway: a denied JSON response is still replaced (encoded the same way); an allowed one passes as sent", async () => {
+    it("a server that compresses anyway: a denied JSON response is still replaced (sent as identity); an allowed one passes as sent", async () => {
       const req = call("lookup");
       mcp.setScript((m) => ({ kind: "gzip", value: leakResult(m.id) }));
       const res = await client.post(url, req);
-      expect(res.headers["content-encoding"]).toBe("gzip");
+      expect(res.headers["content-encoding"]).toBeUndefined();
       expect(Number(res.headers["content-length"])).toBe(res.body.length);
-      const decoded = JSON.parse(gunzipSync(res.body).toString()) as unknown;
-      expect(decoded).toEqual({ jsonrpc: "2.0", id: req.id, error: expect.objectContaining({ code: -32051, message: "blocked by mcp-wiretap policy: detector:secrets" }) });
+      expect(res.json).toEqual({ jsonrpc: "2.0", id: req.id, error: expect.objectContaining({ code: -32051, message: "blocked by mcp-wiretap policy: detector:secrets" }) });
       const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === req.id && r.direction === "server_to_client", { what: "response record" });
       expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true, effect: "replaced by a policy error" });
 
       const ok = call("echo");
       mcp.setScript((m) => ({ kind: "gzip", value: { jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "fine" }] } } }));
       const res2 = await client.post(url, ok);
+      expect(res2.headers["content-encoding"]).toBe("gzip");
       expect(res2.body.equals(mcp.sent.at(-1)!)).toBe(true);
     });
 
@@ -257,13 +257,34 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(up.requests.at(-1)!.body.toString()).toBe("just some text");
     });
 
-    it("an event stream the server compresses anyway cannot be rewritten: passed as sent, and the record says not enforced", async () => {
+    it("an event stream the server compresses anyway is decoded, judged event by event and sent as identity", async () => {
       const req = call("lookup");
-      mcp.setScript((m) => ({ kind: "gzip-sse", events: event(leakResult(m.id), "e-1") }));
+      const progress = event({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "p1", progress: 1 } }, "e-0");
+      mcp.setScript((m) => ({ kind: "gzip-sse", events: progress + event(leakResult(m.id), "e-1") }));
       const res = await client.post(url, req);
-      expect(res.body.equals(mcp.sent.at(-1)!)).toBe(true);
+      expect(res.headers["content-encoding"]).toBeUndefined();
+      expect(res.text).not.toContain(AWS_KEY_ID);
+      expect(sseEvents(res.text)[0]).toBe(progress.slice(0, -2));
+      expect(sseData(res.text)[1]).toEqual({ jsonrpc: "2.0", id: req.id, error: expect.objectContaining({ code: -32051, message: "blocked by mcp-wiretap policy: detector:secrets" }) });
       const rec = await proxy.waitForRecord((r) => isRpc(r) && r.id === req.id && r.direction === "server_to_client", { what: "response record" });
-      expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: false, effect: expect.stringContaining("not enforced: the server compressed the event stream") });
+      expect(decisionOf(rec)).toMatchObject({ action: "deny", enforced: true, effect: "replaced by a policy error" });
+      expect(rec.readability).toBeUndefined();
+    });
+
+    it("a compressed event stream that breaks mid-way ends there: nothing undecoded reaches the client", async () => {
+      const req = call("echo");
+      const note = event({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x".repeat(2000) } });
+      const gz = gzipSync(note.repeat(200), { level: 0 });
+      const broken = Buffer.concat([gz.subarray(0, gz.length - 8), Buffer.from("garbage!")]);
+      mcp.setScript(() => ({ kind: "raw", body: broken, headers: { "content-type": "text/event-stream", "content-encoding": "gzip" } }));
+      const res = await client.post(url, req);
+      expect(res.headers["content-encoding"]).toBeUndefined();
+      expect(res.text.length).toBeGreaterThan(0);
+      // Only whole decoded events: no compressed byte, no part of the trailer.
+      expect(res.body.includes(Buffer.from("garbage!"))).toBe(false);
+      expect(res.body.subarray(0, 2).equals(Buffer.from([0x1f, 0x8b]))).toBe(false);
+      for (const e of sseEvents(res.text)) expect(e).toMatch(/^event: message\ndata: \{/);
+      await proxy.waitForRecord((r) => isRpc(r) && r.kind === "invalid" && String(r.reason).includes("the rest of the stream was not sent"), { what: "broken stream record" });
     });
 
     it("Accept-Encoding is forced to identity on MCP requests", async () => {

@@ -33,6 +33,8 @@ export type Reply =
   | { kind: "gzip-sse"; events: string }
   /** JSON, gzip-encoded whatever the client asked for. */
   | { kind: "gzip"; value: unknown }
+  /** Exactly these bytes under these headers (mislabelled codings, invalid UTF-8, ...). */
+  | { kind: "raw"; body: Buffer; headers: Record<string, string> }
   | { kind: "accepted" };
 
 /** The answers, by JSON-RPC method of the (first) message posted. */
@@ -81,6 +83,7 @@ export function scriptMcp(up: ScriptedUpstream): ScriptedMcp {
       const body = gzipSync(JSON.stringify(reply.value));
       return send(res, 200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(body.length) }, body);
     }
+    if (reply.kind === "raw") return send(res, 200, reply.headers, reply.body);
     if (reply.kind === "gzip-sse") {
       return send(res, 200, { "content-type": "text/event-stream", "content-encoding": "gzip" }, gzipSync(reply.events));
     }

@@ -1,5 +1,6 @@
 /**
- * WebSocket upgrades inside an intercepted tunnel are forwarded unchanged (handshake, subprotocol, frames).
+ * WebSocket upgrades inside an intercepted tunnel are forwarded unchanged (handshake, subprotocol, frames)
+ * once the upstream has answered 101.
  */
 import http from "node:http";
 import https from "node:https";
@@ -121,6 +122,9 @@ describe("WebSocket through the proxy", () => {
     }
     const record = await proxy.waitForRecord((r) => r.event === "websocket" && r.server === `127.0.0.1:${upstream.port}`);
     expect(record).toMatchObject({ status: 101, path: "/ws?x=1" });
+    // The handshake is an exchange of its own on the record, linked to the websocket record by its flow.
+    const handshake = await proxy.waitForRecord((r) => r.event === "http" && r.flow === record.flow);
+    expect(handshake).toMatchObject({ method: "GET", path: "/ws?x=1", status: 101, statusSource: "upstream" });
     expect(record.bytesUp).toBeGreaterThan(70_000);
     expect(record.bytesDown).toBeGreaterThan(70_000);
   });
@@ -138,7 +142,9 @@ describe("WebSocket through the proxy", () => {
     });
     expect(status).toBe(502);
     ws.terminate();
-    const record = await proxy.waitForRecord((r) => r.event === "websocket" && r.server === `127.0.0.1:${port}`);
-    expect(record.error).toBe("ECONNREFUSED");
+    // Nothing was upgraded: the exchange is on the record as an ordinary one that failed.
+    const record = await proxy.waitForRecord((r) => r.event === "http" && r.server === `127.0.0.1:${port}`);
+    expect(record).toMatchObject({ method: "GET", path: "/ws", status: 502, statusSource: "proxy", error: { code: "upstream_connect" } });
+    expect((await proxy.records()).filter((r) => r.event === "websocket" && r.server === `127.0.0.1:${port}`)).toEqual([]);
   });
 });

@@ -1,40 +1,52 @@
-import { writeFile } from "node:fs/promises";
+import { writeFileAtomic } from "../../util/private-file.js";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
-import { UsageError } from "../../util/usage-error.js";
 import { addFilterOptions, parseRecord } from "../tail/command.js";
 import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
 import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
 import { buildHar } from "./har.js";
+import { inputFile, stdioLogsOption } from "../stdio-logs.js";
+import { UsageError } from "../../util/usage-error.js";
 
 export interface ExportOptions extends RecordFilters {
   /** Where the HAR goes ("-": stdout). */
-  har: string;
+  har?: string;
+  /** Where the self-contained HTML page goes (see ui/server/html-export.ts). */
+  html?: string;
 }
 
 export function registerExportCommand(program: Command): void {
   const command = program
     .command("export")
-    .argument("[files...]", "NDJSON log(s) written by `start` (- or absent: stdin); --har takes one")
-    .description("convert a log to HAR 1.2 (--har: browser dev tools, HTTP Toolkit) or to OTLP/JSON spans and metrics (--otlp: an OpenTelemetry Collector)")
+    .argument("[files...]", "NDJSON logs written by `start` (- or absent: stdin)")
+    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages; to one self-contained HTML page of the web UI; or to OTLP/JSON spans and metrics for an OpenTelemetry Collector")
     .option("--har <out>", "the HAR file to write (- for stdout)")
-    .option("--otlp <out>", "the OTLP/JSON lines file to write (- for stdout; never overwritten)")
-    .option("--otlp-payloads", "with --otlp: put the logged (redacted) tool arguments and results on spans", false);
-  addFilterOptions(command).action(async (files: string[], o: ExportOptions & { otlp?: string; otlpPayloads?: boolean }) => {
-    if ((o.har === undefined) === (o.otlp === undefined)) throw new UsageError("export needs exactly one of --har OUT or --otlp OUT");
+    .option("--html <out>", "write the web UI with the records embedded, one file that opens offline (- for stdout)")
+    .option("--otlp <out>", "write OTLP/JSON lines (spans and metrics, as the live export sends them); never overwritten (- for stdout)")
+    .option("--otlp-payloads", "with --otlp: put the logged (redacted) tool arguments and results on spans", false)
+    .addOption(stdioLogsOption());
+  addFilterOptions(command).action(async (given: string[], o: ExportOptions & { stdioLogs?: boolean; otlp?: string; otlpPayloads?: boolean }) => {
+    const files = o.stdioLogs ? [inputFile(given[0], o)!] : given;
+    if (o.stdioLogs && given.length > 1) throw new UsageError("give either FILE or --stdio-logs, not both");
     if (o.otlp !== undefined) {
+      if (o.har !== undefined || o.html !== undefined) throw new UsageError("--otlp is an export of its own: give it without --har and --html");
       process.exitCode = await (await import("../../otel/offline-export.js")).exportOtlpCommand(files, { otlp: o.otlp, otlpPayloads: o.otlpPayloads ?? false, filter: compileFilters(o) }, VERSION);
       return;
     }
-    if (files.length > 1) throw new UsageError("--har converts one log at a time");
-    process.exitCode = await exportCommand(files[0], o);
+    if (o.html !== undefined) {
+      process.exitCode = await (await import("../../ui/server/html-export.js")).exportHtml(files, o.html, o, process);
+      if (o.har === undefined || process.exitCode !== 0) return;
+    }
+    if (o.har === undefined) throw new UsageError("export needs --har OUT, --html OUT or --otlp OUT");
+    if (files.length > 1) throw new UsageError("--har reads one log file");
+    process.exitCode = await exportCommand(files[0], o as ExportOptions & { har: string });
   });
 }
 
 /** `mcp-wiretap export --har OUT [FILE]`: resolves with the exit code. */
 export async function exportCommand(
   file: string | undefined,
-  o: ExportOptions,
+  o: ExportOptions & { har: string },
   io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; stdin: NodeJS.ReadableStream } = process,
 ): Promise<number> {
   const records: LogRecord[] = [];
@@ -63,7 +75,9 @@ export async function exportCommand(
     io.stdout.write(text);
   } else {
     try {
-      await writeFile(o.har, text, { mode: 0o600 });
+      // A new 0600 file renamed into place: a link at the path is replaced, never written through, and an
+      // older export that others could read is not reused with its mode.
+      await writeFileAtomic(o.har, text);
     } catch (err) {
       io.stderr.write(`mcp-wiretap: cannot write ${o.har}: ${(err as Error).message}\n`);
       return 1;

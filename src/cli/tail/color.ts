@@ -1,3 +1,5 @@
+import { visibleText } from "../../log/escape-line.js";
+
 /**
  * ANSI colours, no dependency. Whether to use them: `FORCE_COLOR` (set, and not "0" or "false") forces them
  * on and `FORCE_COLOR=0` off; otherwise `NO_COLOR` (set and non-empty) turns them off; otherwise only when
@@ -43,11 +45,10 @@ export function painter(enabled: boolean): Paint {
 }
 
 /**
- * Control characters in logged text (a hostile server name, a stray escape sequence in a bad line) must not
- * drive the terminal: shown as `\uXXXX` (a tab as a space, a newline as `\n`).
+ * Control, bidi and invisible format characters in logged text (a hostile server name, a stray escape
+ * sequence in a bad line) must not drive or disguise the terminal: shown as `\uXXXX` (a tab as a space, a
+ * newline as `\n`). The set is the log's own (escape-line.ts).
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
-    c === "\t" ? " " : c === "\n" ? "\\n" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return visibleText(text);
 }

@@ -2,8 +2,10 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { collect } from "../option-parsers.js";
 import { useColor } from "./color.js";
 import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
-import { DEFAULT_POLL_MS, FileReadError, inputLines } from "./follow.js";
+import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "./follow.js";
 import { TailFormatter } from "./formatter.js";
+import { escapeLine } from "../../log/escape-line.js";
+import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 
 export interface TailOptions extends RecordFilters {
   follow?: boolean;
@@ -48,6 +50,22 @@ function parseCount(value: string): number {
   return Number(value);
 }
 
+/** What the marks of a line mean (README.md shows the same legend). */
+const LEGEND = [
+  "",
+  "A line: time, session, direction, kind, #id, latency, size, method and tool, then marks.",
+  "  →              client to server",
+  "  ←              server to client (├ └: progress and the response, under their request)",
+  "  ──             a session or the proxy starts or ends",
+  "  ✗              the proxy refused a connection or an exchange",
+  "  ⋯ 1/3          progress: done/total",
+  "  FLAG rule      the policy flagged the message; it was forwarded",
+  "  DENY rule      the policy denies it, logged only (monitor mode): it was forwarded",
+  "  DENY* rule     denied and enforced (enforce mode): blocked; what was done follows in ( )",
+  "  UNANSWERED     a request that will never get its response; the reason follows",
+  "  ⚠ header mismatch   stateless-revision headers (Mcp-Method, Mcp-Name) disagree with the body or are missing",
+].join("\n");
+
 export function registerTailCommand(program: Command): void {
   const tail = program
     .command("tail")
@@ -57,9 +75,11 @@ export function registerTailCommand(program: Command): void {
     .option("--json", "print the matching records unchanged, as NDJSON")
     .option("--all-http", "show every http record (by default only failed exchanges and non-MCP traffic)")
     .option("-v, --verbose", "show each message's arguments, result or error on an indented line under it (cut short)")
-    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount));
-  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions) => {
-    process.exitCode = await tailCommand(file, o);
+    .addOption(new Option("-n, --lines <n>", "of what the file holds already, show only the last n matching records").argParser(parseCount))
+    .addOption(stdioLogsOption())
+    .addHelpText("after", LEGEND);
+  addFilterOptions(tail).action(async (file: string | undefined, o: TailOptions & { stdioLogs?: boolean }) => {
+    process.exitCode = await tailCommand(inputFile(file, o), o);
   });
 }
 
@@ -95,8 +115,7 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     if (held.length > 0) io.stdout.write(held.join("\n") + "\n");
   };
 
-  const handle = (line: string): void => {
-    if (line.trim() === "") return;
+  const show = (line: string): void => {
     const record = parseRecord(line);
     if (record === null) {
       if (!o.json) write(formatter.formatRaw(line));
@@ -105,24 +124,57 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     formatter.observe(record);
     if (!matches(record)) return;
     if (o.json) {
-      write(line);
+      // Same record, with any raw control or bidi character written as a JSON escape (older logs have them).
+      write(escapeLine(line));
       return;
     }
     const text = formatter.format(record);
     if (text !== null) write(text);
   };
 
+  // Until the first log record, other lines are held back: if none comes, the input is not a log (a
+  // policy file given by mistake), which is said instead of echoing it. Past MAX_HELD they are only counted.
+  const input = { records: 0, skipped: 0, held: [] as string[] };
+  const handle = (line: string): void => {
+    if (line.trim() === "") return;
+    if (input.records > 0) return show(line);
+    if (!isLogRecord(parseRecord(line))) {
+      input.skipped++;
+      if (input.held.length < MAX_HELD) input.held.push(line);
+      return;
+    }
+    input.records++;
+    for (const held of input.held) show(held);
+    input.held = [];
+    show(line);
+  };
+  const notALog = (): boolean => input.records === 0 && input.skipped > 0;
+
+  const stop = new AbortController();
+  io.signal?.addEventListener("abort", () => stop.abort(), { once: true });
   const source = inputLines(file, io.stdin, {
     follow: o.follow ?? false,
     pollMs: o.pollMs ?? DEFAULT_POLL_MS,
-    signal: io.signal,
+    signal: io.signal?.aborted ? AbortSignal.abort() : stop.signal,
     onNotice: (message) => io.stderr.write(`mcp-wiretap tail: ${message}\n`),
-    onCaughtUp: release,
+    onCaughtUp: () => {
+      // Following a file that holds no record at all: waiting for more of it would not help.
+      if (notALog()) stop.abort();
+      else release();
+    },
   });
   try {
     for await (const line of source) {
       handle(line);
-      if (broken) break;
+      if (broken || stop.signal.aborted) break;
+    }
+    if (notALog()) {
+      const lines = input.skipped === 1 ? "1 line" : `${input.skipped} lines`;
+      io.stderr.write(
+        `mcp-wiretap tail: ${isStdin(file) ? "the input" : file} is not an mcp-wiretap log: skipped ${lines}, none of them a log record ` +
+          `(one JSON object per line with an "event"; \`mcp-wiretap start --log-file FILE\` writes them)\n`,
+      );
+      return 1;
     }
     release();
   } catch (err) {
@@ -135,6 +187,14 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     io.stdout.off("error", onError);
   }
   return 0;
+}
+
+/** Lines held back while no log record has been seen (see `handle`). */
+const MAX_HELD = 1000;
+
+/** What mcp-wiretap writes: a JSON object with a string `event` (pino's other objects are not ours). */
+function isLogRecord(record: LogRecord | null): boolean {
+  return record !== null && typeof record.event === "string";
 }
 
 /** A JSON object on one line, or null (anything else is passed through as text). */

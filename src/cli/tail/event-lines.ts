@@ -53,9 +53,11 @@ export function eventLine(p: Paint, r: LogRecord): string {
     case "start": {
       const policy = obj(r.policy);
       const mode = str(policy?.mode);
+      if (r.transport === "stdio") return line(`── ${str(r.server) ?? "stdio"} started (pid ${num(r.pid) ?? "?"})${mode ? `, policy: ${mode}` : ""}`, "cyan");
       return line(`── proxy ${str(r.version) ?? ""} started on ${str(r.listen) ?? "?"}${mode ? `, policy: ${mode}` : ""}${r.insecureUpstream === true ? ", UPSTREAM CERTIFICATES NOT VERIFIED" : ""}`, "cyan");
     }
     case "stop":
+      if (str(r.server)?.startsWith("stdio:")) return line(`── ${str(r.server)} stopped${str(r.reason) ? ` (${str(r.reason)})` : ""}`, "cyan");
       return line(`── proxy stopped${str(r.reason) ? ` (${str(r.reason)})` : ""}`, "cyan");
     case "refused": {
       const what = str(r.target) ?? [str(r.method), str(r.host) ?? str(r.requestLine)].filter(Boolean).join(" ");

@@ -1,24 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { defineMember } from "./members.js";
-import { REDACTED } from "./names.js";
-import { longestFirst, MIN_SCRUBBED_CHARS } from "./scrub.js";
+import { isSecretHeaderName, REDACTED } from "./names.js";
+import { longestFirst, MIN_SCRUBBED_CHARS, MIN_SCRUBBED_COOKIE_CHARS } from "./scrub.js";
 import { redactUrlQuery } from "./query.js";
 
 const AUTHORIZATION_HEADERS: ReadonlySet<string> = new Set(["authorization", "proxy-authorization"]);
-const SECRET_HEADERS: ReadonlySet<string> = new Set([
-  "cookie",
-  "set-cookie",
-  "cookie2",
-  "set-cookie2",
-  "api-key",
-  "apikey",
-  "x-api-key",
-  "token",
-  "secret",
-]);
-const SECRET_HEADER_PATTERN = /api-?key$|(?:^|-)token(?:-|$)|-auth|(?:^|-)secret|-password|-credential/;
-/** Challenges name a scheme and where to get a token, never a credential. */
-const CHALLENGE_HEADERS: ReadonlySet<string> = new Set(["www-authenticate", "proxy-authenticate"]);
 const URL_HEADERS: ReadonlySet<string> = new Set(["location", "content-location", "referer"]);
 
 /** An RFC 9110 auth-scheme token followed by credentials. */
@@ -27,11 +13,6 @@ const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)\s+\S/;
 function redactAuthorization(value: string): string {
   const scheme = AUTH_SCHEME.exec(value.trim())?.[1];
   return scheme === undefined ? REDACTED : `${scheme} ${REDACTED}`;
-}
-
-function isSecretHeader(name: string): boolean {
-  if (CHALLENGE_HEADERS.has(name)) return false;
-  return SECRET_HEADERS.has(name) || SECRET_HEADER_PATTERN.test(name);
 }
 
 const keep = (value: string): string => value;
@@ -44,7 +25,7 @@ function redactorFor(lower: string): (value: string) => string {
   let redactor = redactors.get(lower);
   if (redactor) return redactor;
   if (AUTHORIZATION_HEADERS.has(lower)) redactor = redactAuthorization;
-  else if (isSecretHeader(lower)) redactor = hide;
+  else if (isSecretHeaderName(lower)) redactor = hide;
   else if (URL_HEADERS.has(lower)) redactor = redactUrlQuery;
   else redactor = keep;
   if (redactors.size < MAX_REMEMBERED_NAMES) redactors.set(lower, redactor);
@@ -68,15 +49,15 @@ export function redactHeaders(headers: HeaderMap): Record<string, string | strin
 
 /**
  * The credential values a request carried in its headers: Authorization / Proxy-Authorization credentials
- * (without the scheme), cookie values, and the values of API-key and token headers. Servers echo them in
+ * (without the scheme), cookie values (from 8 characters), and the values of API-key and token headers. Servers echo them in
  * free text (`WWW-Authenticate: Bearer error_description="token 8xZ… expired"`, error pages) where no
  * pattern can recognise them; `scrubValues` removes them by value. Longest first.
  */
 export function headerCredentials(headers: HeaderMap): string[] {
   const found = new Set<string>();
-  const add = (value: string | undefined): void => {
+  const add = (value: string | undefined, min = MIN_SCRUBBED_CHARS): void => {
     const v = value?.trim();
-    if (v !== undefined && v.length >= MIN_SCRUBBED_CHARS) found.add(v);
+    if (v !== undefined && v.length >= min) found.add(v);
   };
   for (const [name, raw] of Object.entries(headers as Record<string, HeaderValue>)) {
     if (raw === undefined) continue;
@@ -95,7 +76,7 @@ export function headerCredentials(headers: HeaderMap): string[] {
           if (colon >= 0) add(decoded.slice(colon + 1));
         }
       } else if (lower === "cookie" || lower === "cookie2") {
-        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1));
+        for (const pair of item.split(";")) add(pair.slice(pair.indexOf("=") + 1), MIN_SCRUBBED_COOKIE_CHARS);
       } else if (!lower.startsWith("set-cookie")) {
         add(item);
       }

@@ -1,5 +1,6 @@
 import { defineMember, isPlainObject } from "./members.js";
 import { isSecretMemberName, REDACTED } from "./names.js";
+import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 
 type CopyTask =
   | { source: unknown; target: Record<string, unknown> | unknown[]; key: string | number }
@@ -9,9 +10,10 @@ type CopyTask =
  * Deep copy of a decoded JSON body in which string members with secret names (access_token,
  * client_secret, password, token, ...) read REDACTED. Iterative, so any nesting depth is safe;
  * the input is not modified. Cycles become "[circular]"; objects that are not plain (Date,
- * Buffer, ...) are kept as they are.
+ * Buffer, ...) are kept as they are. The values it hides go into `hidden` when given (from
+ * MIN_SCRUBBED_CHARS), for removal by value wherever they come back.
  */
-export function redactBody(value: unknown): unknown {
+export function redactBody(value: unknown, hidden?: Set<string>): unknown {
   const root: unknown[] = [undefined];
   const ancestors = new Set<object>();
   const stack: CopyTask[] = [{ source: value, target: root, key: 0 }];
@@ -48,7 +50,10 @@ export function redactBody(value: unknown): unknown {
     for (let index = names.length - 1; index >= 0; index--) {
       const name = names[index] as string;
       const member = source[name];
-      if (typeof member === "string" && isSecretMemberName(name)) defineMember(copy, name, REDACTED);
+      if (typeof member === "string" && isSecretMemberName(name)) {
+        defineMember(copy, name, REDACTED);
+        if (hidden && member.length >= MIN_SCRUBBED_CHARS) hidden.add(member);
+      }
       else stack.push({ source: member, target: copy, key: name });
     }
   }

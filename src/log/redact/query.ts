@@ -1,4 +1,5 @@
 import { isSecretParamName, REDACTED } from "./names.js";
+import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 
 function decodeParamName(raw: string): string {
   try {
@@ -46,4 +47,21 @@ export function redactUrlQuery(pathWithQuery: string): string {
     (query === undefined ? "" : `?${redactParams(query)}`) +
     (fragment === undefined ? "" : `#${redactParams(fragment)}`)
   );
+}
+
+/**
+ * The values of the secret query and fragment parameters of a path, as sent and percent-decoded (a server
+ * may echo either), from MIN_SCRUBBED_CHARS: removed by value from the exchange's other records.
+ */
+export function queryCredentials(pathWithQuery: string): string[] {
+  const found = new Set<string>();
+  const start = pathWithQuery.search(/[?#]/);
+  if (start < 0) return [];
+  for (const pair of pathWithQuery.slice(start + 1).split(/[&#]/)) {
+    const equals = pair.indexOf("=");
+    if (equals < 0 || !isSecretParamName(decodeParamName(pair.slice(0, equals)))) continue;
+    const raw = pair.slice(equals + 1);
+    for (const value of [raw, decodeParamName(raw)]) if (value.length >= MIN_SCRUBBED_CHARS) found.add(value);
+  }
+  return [...found];
 }

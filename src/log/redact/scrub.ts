@@ -2,32 +2,74 @@ import { defineMember, isPlainObject } from "./members.js";
 import { REDACTED } from "./names.js";
 
 /**
- * Shortest credential removed by value: shorter ones (a cookie `theme=dark`) would also hit ordinary text.
- * Real tokens, keys and session cookies are far longer.
+ * Shortest credential removed by value (as the OAuth scrubber does): shorter ones would also hit ordinary
+ * text. Real tokens, keys and passwords are longer.
  */
-export const MIN_SCRUBBED_CHARS = 8;
+export const MIN_SCRUBBED_CHARS = 6;
+/** Cookies also carry preferences (`theme=dark`): their values are removed from 8 characters. */
+export const MIN_SCRUBBED_COOKIE_CHARS = 8;
 
 /** Secrets in the order `scrubValues` wants them: longest first, so one that contains another is removed whole. */
 export function longestFirst(secrets: Iterable<string>): string[] {
-  return [...secrets].sort((a, b) => b.length - a.length);
+  return [...new Set(secrets)].sort((a, b) => b.length - a.length);
 }
 
-/** Deep copy of a record in which every occurrence of the given values, in any string, reads REDACTED. */
-export function scrubValues<T>(value: T, secrets: readonly string[]): T {
-  if (secrets.length === 0) return value;
-  const scrub = (v: unknown): unknown => {
-    if (typeof v === "string") {
-      let out = v;
-      for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-      return out;
+/**
+ * Record members that say what a message was (which method and tool, which server, which session, what the
+ * policy decided): a peer that sends `Authorization: Bearer tools/call` must not erase them from its own
+ * records. Credentials do not belong there; payloads, headers, paths and error texts are scrubbed.
+ */
+export const IDENTITY_MEMBERS: ReadonlySet<string> = new Set([
+  "level", "time", "event", "flow", "tunnel", "phase", "mode", "transport", "server", "client", "session",
+  "protocolVersion", "direction", "kind", "id", "method", "tool", "related", "decision", "argsHash", "progressToken",
+  "sseEventId", "batch", "step",
+]);
+
+function scrubString(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** Every occurrence of the values, in any string at any depth; unchanged parts are shared, not copied. */
+function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return scrubString(value, secrets);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const clean = scrubDeep(item, secrets);
+      if (clean !== item) (copy ??= value.slice())[i] = clean;
     }
-    if (Array.isArray(v)) return v.map(scrub);
-    if (isPlainObject(v)) {
-      const copy: Record<string, unknown> = {};
-      for (const [k, member] of Object.entries(v)) defineMember(copy, k, scrub(member));
-      return copy;
+    return copy ?? value;
+  }
+  if (!isPlainObject(value)) return value;
+  let copy: Record<string, unknown> | null = null;
+  for (const name of Object.keys(value)) {
+    const member = value[name];
+    const clean = scrubDeep(member, secrets);
+    if (clean === member) continue;
+    if (copy === null) {
+      copy = {};
+      for (const k of Object.keys(value)) defineMember(copy, k, value[k]);
     }
-    return v;
-  };
-  return scrub(value) as T;
+    defineMember(copy, name, clean);
+  }
+  return copy ?? value;
+}
+
+/**
+ * A record in which every occurrence of the given values reads REDACTED, in every member but the ones that
+ * identify the message. The input is not modified; when nothing matches, it is returned as it is.
+ */
+export function scrubValues<T>(record: T, secrets: readonly string[]): T {
+  if (secrets.length === 0 || !isPlainObject(record)) return secrets.length === 0 ? record : (scrubDeep(record, secrets) as T);
+  let copy: Record<string, unknown> | null = null;
+  for (const [name, member] of Object.entries(record)) {
+    if (IDENTITY_MEMBERS.has(name)) continue;
+    const clean = scrubDeep(member, secrets);
+    if (clean !== member) defineMember((copy ??= { ...record }), name, clean);
+  }
+  return (copy ?? record) as T;
 }

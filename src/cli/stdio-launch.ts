@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { closeSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { createLogSink, type LogSink } from "../log/logger.js";
+import { redactText } from "../log/redact.js";
+import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
+import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
+import { StdioTap } from "../stdio/stdio-tap.js";
+import { UsageError } from "../util/usage-error.js";
+import { VERSION } from "./package-info.js";
+import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import type { StdioOptions } from "./stdio-command.js";
+
+const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/** `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written. */
+export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
+  if (o.onLogError === "block") {
+    throw new UsageError("stdio: --on-log-error block is not available here yet (records that cannot be written are reported on stderr and counted in the stop record)");
+  }
+  const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
+  const server = `stdio:${label}`;
+  // Like a Streamable HTTP session id: unique, and told apart by its first characters.
+  const session = randomUUID();
+  const pinsDir = path.resolve(o.caDir);
+  // The pin store is written on the first tools/list: its folder must exist (created private, as the CA's is).
+  try {
+    mkdirSync(pinsDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));
+  const sink = openSink(o, label);
+  const log = sink.logger;
+  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(o));
+  const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
+  const stderrRecorder = new StderrRecorder(log, { server, session });
+  const shownCommand = [command, ...args].map(redactLine);
+
+  const relay = startRelay(
+    command,
+    args,
+    (child) =>
+      new StdioTap({
+        tracker,
+        server,
+        session,
+        maxInspectBytes,
+        ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
+        toServer: (b) => child.stdin!.write(b),
+        toClient: (b) => process.stdout.write(b),
+        onError: (err, direction) =>
+          log.error({ event: "addon_error", addon: "stdio", hook: "line", server, session, direction, err: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) }),
+      }),
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    (chunk) => stderrRecorder.data(chunk),
+  );
+  log.info({
+    event: "start",
+    version: VERSION,
+    transport: "stdio",
+    server,
+    session,
+    command: shownCommand,
+    ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
+    policy: { file: policyFile, mode: policyConfig.mode },
+    log: sink.target,
+  });
+  const forward = (signal: NodeJS.Signals): void => {
+    relay.child.kill(signal);
+  };
+  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  const end = await relay.done;
+  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+  stderrRecorder.end();
+  const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
+  const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
+  tracker.endSession(server, session, reason);
+  tracker.close();
+  log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+  await sink.flush();
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  return code;
+}
+
+/**
+ * Resolves once what was written to `stream` has left the process (bounded): pipes are asynchronous on
+ * macOS, and an exit right after the server's last answer must not cut it off.
+ */
+function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    stream.write("", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function openSink(o: StdioOptions, label: string): LogSink {
+  const common = {
+    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(o.caDir, "audit")) } } : {}),
+    onError: o.onLogError ?? "pass",
+  } as const;
+  const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };
+  if (o.logFile) return createLogSink({ file: path.resolve(o.logFile), ...rotation, ...common });
+  // Created here, exclusively and never through a symlink; the writer then appends to it.
+  const launch = openLaunchLog(stdioLogFolder(), label);
+  closeSync(launch.fd);
+  return createLogSink({ file: launch.file, ...rotation, ...common });
+}
+
+function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: string, log: LogSink["logger"], server: string): number {
+  const code = end.error.code ?? "error";
+  const notFound = code === "ENOENT";
+  const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
+  process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
+  log.error({ event: "spawn_error", server, command: redactLine(command), code, message: `${redactLine(command)}: ${what}` });
+  return notFound ? 127 : 126;
+}

@@ -1,0 +1,76 @@
+import type { Addon, Exchange } from "../proxy/exchange.js";
+import { headerCredentials, longestFirst, queryCredentials, scrubValues } from "./redact.js";
+
+/** Ended exchanges whose credentials are still known: records written late (an `auth` record after its bodies are decoded). */
+const MAX_ENDED = 10_000;
+/** Sessions whose credentials are known, and values kept for each. */
+const MAX_SESSIONS = 10_000;
+const MAX_VALUES_PER_SESSION = 16;
+
+/**
+ * The credentials each exchange carried (Authorization, cookies, API-key and token headers, secret query
+ * parameters, secret members of its JSON-RPC messages), removed by value from every record of that exchange
+ * and of its MCP session: a server that quotes the client's bearer token in an error, an invalid message
+ * that echoes a cookie. Names and patterns cannot recognise a credential in free text; its value can.
+ *
+ * Exchanges in flight are never forgotten (they are bounded by the open connections); ended ones and
+ * sessions are kept in bounded first-in-first-out tables.
+ */
+export class ExchangeSecrets {
+  private readonly live = new Map<string, Set<string>>();
+  private readonly ended = new Map<string, string[]>();
+  private readonly sessions = new Map<string, string[]>();
+
+  /** Register first among the addons: it sees every request before anything is recorded of it. */
+  addon(): Addon {
+    return {
+      name: "exchange-secrets",
+      requestHeaders: (ex) => this.begin(ex),
+      exchangeEnd: (ex) => this.end(ex.id),
+    };
+  }
+
+  begin(ex: Exchange): void {
+    const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
+    this.live.set(ex.id, new Set(values));
+    if (values.length === 0) return;
+    const session = ex.request.headers["mcp-session-id"];
+    if (typeof session === "string") this.addToSession(session, values);
+  }
+
+  /** Credentials found later in the exchange (secret members of its messages). */
+  add(flow: string, session: string | null, values: Iterable<string>): void {
+    const list = [...values];
+    if (list.length === 0) return;
+    const known = this.live.get(flow);
+    if (known) for (const v of list) known.add(v);
+    if (session !== null) this.addToSession(session, list);
+  }
+
+  end(flow: string): void {
+    const known = this.live.get(flow);
+    if (!known) return;
+    this.live.delete(flow);
+    if (known.size === 0) return;
+    this.ended.set(flow, [...known]);
+    if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.keys().next().value as string);
+  }
+
+  /** The record with the credentials of its exchange and session removed (the same object when none occur). */
+  scrub<T extends Record<string, unknown>>(record: T): T {
+    const flow = typeof record.flow === "string" ? record.flow : undefined;
+    const session = typeof record.session === "string" ? record.session : undefined;
+    const fromFlow = flow === undefined ? undefined : (this.live.get(flow) ?? this.ended.get(flow));
+    const fromSession = session === undefined ? undefined : this.sessions.get(session);
+    const values = [...(fromFlow ?? []), ...(fromSession ?? [])];
+    return values.length === 0 ? record : scrubValues(record, longestFirst(values));
+  }
+
+  private addToSession(session: string, values: readonly string[]): void {
+    const known = this.sessions.get(session) ?? [];
+    const merged = [...new Set([...values, ...known])].slice(0, MAX_VALUES_PER_SESSION);
+    this.sessions.delete(session);
+    this.sessions.set(session, merged);
+    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+  }
+}

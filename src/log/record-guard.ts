@@ -1,0 +1,60 @@
+import { secretsScanner } from "../policy/detectors/secrets.js";
+import type { ExchangeSecrets } from "./exchange-secrets.js";
+import { defineMember } from "./redact/members.js";
+import { IDENTITY_MEMBERS } from "./redact/scrub.js";
+
+/** Records whose payloads were masked when they were built (from the policy's findings, or scanned there). */
+const MASKED_AT_BUILD: ReadonlySet<unknown> = new Set(["rpc", "session"]);
+/** Shorter than any credential shape the detector knows (a Slack token is 15 characters at least). */
+const MIN_SHAPED_CHARS = 12;
+
+/**
+ * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried
+ * are removed by value, and secrets the detector recognises by shape (a token in an ordinary response
+ * header, in an OAuth error text) are masked in every member but those identifying the message.
+ */
+export function guardRecord<T extends Record<string, unknown>>(record: T, secrets: ExchangeSecrets): T {
+  const scrubbed = secrets.scrub(record);
+  if (MASKED_AT_BUILD.has(scrubbed.event)) return scrubbed;
+  let copy: Record<string, unknown> | null = null;
+  for (const name of Object.keys(scrubbed)) {
+    if (IDENTITY_MEMBERS.has(name)) continue;
+    const member = scrubbed[name];
+    const masked = maskShaped(member, 0, name);
+    if (masked !== member) defineMember((copy ??= { ...scrubbed }), name, masked);
+  }
+  return (copy ?? scrubbed) as T;
+}
+
+/**
+ * Strings (not member names) that hold a secret read `[redacted: <type>]`; unchanged parts are shared. Records
+ * are small (headers, error texts, OAuth summaries): each long enough string is scanned on its own.
+ */
+function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
+  if (typeof value === "string") {
+    if (value.length < MIN_SHAPED_CHARS) return value;
+    const found = secretsScanner.scanText(value, { kind: "value", memberName })[0];
+    return found ? `[redacted: ${found.type}]` : value;
+  }
+  if (typeof value !== "object" || value === null || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const clean = maskShaped(value[i], depth + 1);
+      if (clean !== value[i]) (copy ??= value.slice())[i] = clean;
+    }
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | null = null;
+  for (const name of Object.keys(value)) {
+    const member = (value as Record<string, unknown>)[name];
+    const clean = maskShaped(member, depth + 1, name);
+    if (clean === member) continue;
+    if (copy === null) {
+      copy = {};
+      for (const k of Object.keys(value)) defineMember(copy, k, (value as Record<string, unknown>)[k]);
+    }
+    defineMember(copy, name, clean);
+  }
+  return copy ?? value;
+}

@@ -1,0 +1,50 @@
+/**
+ * The first member name that appears twice in one object of a JSON text, or null. Parsers disagree on
+ * `{"name":"echo","name":"get-env"}` (JSON.parse keeps the last, others the first or refuse it): a message
+ * with one cannot be judged the way every receiver will read it. Hand-written because JSON.parse hides
+ * duplicates; `text` must already be valid JSON (it is scanned, not validated).
+ */
+export function duplicateMember(text: string): string | null {
+  // Per open container: the names seen (objects) or null (arrays), and whether a name comes next.
+  const names: (Set<string> | null)[] = [];
+  let expectName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const end = closingQuote(text, i);
+      const top = names[names.length - 1];
+      if (expectName && top) {
+        const raw = text.slice(i + 1, end);
+        const name = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        if (top.has(name)) return name;
+        top.add(name);
+        expectName = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      names.push(new Set());
+      expectName = true;
+    } else if (c === 0x5b /* [ */) {
+      names.push(null);
+      expectName = false;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      names.pop();
+      expectName = false;
+    } else if (c === 0x2c /* , */) {
+      expectName = names[names.length - 1] != null;
+    }
+  }
+  return null;
+}
+
+/** Index of the quote that closes the string opened at `open` (a quote preceded by an odd run of backslashes is escaped). */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at !== -1) {
+    let slashes = 0;
+    for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) slashes++;
+    if (slashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return text.length;
+}

@@ -1,0 +1,49 @@
+import { writeFile } from "node:fs/promises";
+import { parseRecord } from "../../cli/tail/command.js";
+import { compileFilters, type RecordFilters } from "../../cli/tail/filters.js";
+import { FileReadError, inputLines, isStdin } from "../../cli/tail/follow.js";
+import { exportedPage } from "./assets.js";
+
+/**
+ * `mcp-wiretap export --html OUT [FILE…]`: one HTML file holding the UI and the matching records, that
+ * opens from file:// and makes no network request. Records are embedded as logged (already redacted).
+ */
+export async function exportHtml(
+  files: string[],
+  out: string,
+  filters: RecordFilters,
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; stdin: NodeJS.ReadableStream },
+): Promise<number> {
+  const matches = compileFilters(filters);
+  const lines: string[] = [];
+  const inputs = files.length === 0 ? [undefined] : files;
+  try {
+    for (const file of inputs) {
+      for await (const line of inputLines(file, io.stdin)) {
+        const record = parseRecord(line);
+        // Session records stay whatever the filters: the page needs them to name sessions.
+        if (record && (record.event === "session" || matches(record))) lines.push(line.trim());
+      }
+    }
+  } catch (err) {
+    if (err instanceof FileReadError) {
+      io.stderr.write(`mcp-wiretap: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const title = `mcp-wiretap: ${inputs.map((f) => (isStdin(f) ? "stdin" : f)).join(", ")}`;
+  const page = exportedPage(lines, title);
+  if (out === "-") {
+    io.stdout.write(page);
+    return 0;
+  }
+  try {
+    await writeFile(out, page, { mode: 0o600 });
+  } catch (err) {
+    io.stderr.write(`mcp-wiretap: cannot write ${out}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  io.stderr.write(`mcp-wiretap: wrote ${lines.length} records to ${out}\n`);
+  return 0;
+}

@@ -1,0 +1,36 @@
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+
+export interface LogInput {
+  file: string;
+  /** A rotated file (`name.ndjson.3`): read once, never followed. */
+  rotated: boolean;
+}
+
+const ROTATED = /^(.*\.ndjson)\.(\d+)$/;
+
+/**
+ * The files `mcp-wiretap ui` reads, oldest first: each FILE as given; a folder gives every `*.ndjson` in it
+ * with its rotated files (`x.ndjson.2`, `x.ndjson.1`, then `x.ndjson`).
+ */
+export async function resolveLogInputs(args: readonly string[]): Promise<LogInput[]> {
+  const out: LogInput[] = [];
+  for (const arg of args) {
+    const info = await stat(arg);
+    if (!info.isDirectory()) {
+      out.push({ file: arg, rotated: ROTATED.test(path.basename(arg)) });
+      continue;
+    }
+    const names = (await readdir(arg)).sort();
+    const bases = names.filter((n) => n.endsWith(".ndjson"));
+    for (const base of bases) {
+      const rotated = names
+        .map((n) => ROTATED.exec(n))
+        .filter((m): m is RegExpExecArray => m !== null && m[1] === base)
+        .sort((a, b) => Number(b[2]) - Number(a[2]));
+      for (const m of rotated) out.push({ file: path.join(arg, m[0]), rotated: true });
+      out.push({ file: path.join(arg, base), rotated: false });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,131 @@
+import { obj, str, type LogRecord } from "../../cli/tail/filters.js";
+import { JsonView } from "./json-view.js";
+import { arrow, bytesOf, bytesText, idText, msText, timeOf } from "./format.js";
+import type { Msg, Store } from "./model.js";
+import { num } from "../../cli/tail/filters.js";
+
+/** Everything the records hold about one message and its exchange. */
+export function Detail({ msg, store, onClose }: { msg: Msg; store: Store; onClose: () => void }) {
+  const g = msg.group;
+  const parts: Msg[] = g ? [g.request, ...g.asides, ...(g.answer ? [g.answer] : [])] : [msg];
+  return (
+    <aside class="detail" aria-label="message detail">
+      <header>
+        <strong>{str(msg.record.method) ?? str(msg.record.kind) ?? "message"}</strong>
+        {str(msg.record.tool) ? <span class="tool-name"> {str(msg.record.tool)}</span> : null}
+        {g ? <span class={`badge s-${g.status}`}>{g.status}</span> : null}
+        <button type="button" class="close" onClick={onClose} title="close (Esc)">
+          ×
+        </button>
+      </header>
+      {g && !g.answer ? <p class="warn">No answer recorded: the request is {g.status === "unanswered" ? "unanswered" : "still pending"}.</p> : null}
+      {parts.map((m) => (
+        <Part key={m.index} msg={m} store={store} focused={m === msg} />
+      ))}
+    </aside>
+  );
+}
+
+function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolean }) {
+  const r = msg.record;
+  const payload = (["params", "result", "error", "message"] as const).filter((k) => r[k] !== undefined);
+  const http = str(r.flow) ? store.http.get(str(r.flow) as string) : undefined;
+  return (
+    <section class={`part${focused ? " focused" : ""}`}>
+      <h3>
+        {arrow(r)} {str(r.kind)} {idText(r.id)} <span class="muted">{timeOf(r)}</span>
+      </h3>
+      <dl class="facts">
+        <Fact name="server" value={str(r.server)} />
+        <Fact name="session" value={str(r.session)} />
+        <Fact name="transport" value={str(r.transport)} />
+        <Fact name="protocol" value={str(r.protocolVersion)} />
+        <Fact name="latency" value={msText(num(r.latencyMs)) || null} />
+        <Fact name="size" value={bytesText(bytesOf(r)) || null} />
+        <Fact name="argsHash" value={str(r.argsHash)} />
+        <Fact name="reason" value={str(r.reason)} />
+      </dl>
+      {payload.map((k) => (
+        <div key={k} class="payload">
+          <h4>{k}</h4>
+          <JsonView value={r[k]} />
+        </div>
+      ))}
+      <Decision decision={obj(r.decision)} />
+      {http ? <Http http={http} /> : null}
+    </section>
+  );
+}
+
+function Fact({ name, value }: { name: string; value: string | null }) {
+  if (value === null || value === "") return null;
+  return (
+    <>
+      <dt>{name}</dt>
+      <dd>{value}</dd>
+    </>
+  );
+}
+
+function Decision({ decision }: { decision: LogRecord | undefined }) {
+  if (!decision) return null;
+  const rules = Array.isArray(decision.rules) ? decision.rules.map(obj).filter((x): x is LogRecord => x !== undefined) : [];
+  return (
+    <div class="decision">
+      <h4>
+        decision <span class={`badge d-${str(decision.action)}`}>{str(decision.action)}</span>
+        {decision.enforced === true ? <span class="muted"> enforced</span> : null}
+      </h4>
+      {str(decision.effect) ? <p>{str(decision.effect)}</p> : null}
+      {rules.length > 0 ? (
+        <ul>
+          {rules.map((rule, i) => (
+            <li key={i}>
+              <strong>{str(rule.name)}</strong> {str(rule.action)} {str(rule.reason) ? `— ${str(rule.reason)}` : ""}
+              {Array.isArray(rule.findings) ? (
+                <ul>
+                  {rule.findings.map(obj).map((f, j) => (
+                    <li key={j}>
+                      {str(f?.type)} <code>{str(f?.path)}</code> {str(f?.detail)}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+function Http({ http }: { http: LogRecord }) {
+  return (
+    <div class="http">
+      <h4>
+        HTTP {str(http.method)} {str(http.path)} → {String(http.status ?? "")}
+      </h4>
+      <Headers title="request headers" headers={obj(http.requestHeaders)} />
+      <Headers title="response headers" headers={obj(http.responseHeaders)} />
+    </div>
+  );
+}
+
+function Headers({ title, headers }: { title: string; headers: LogRecord | undefined }) {
+  if (!headers) return null;
+  return (
+    <details>
+      <summary>{title}</summary>
+      <table class="headers">
+        <tbody>
+          {Object.entries(headers).map(([k, v]) => (
+            <tr key={k}>
+              <th>{k}</th>
+              <td>{Array.isArray(v) ? v.map(String).join(", ") : String(v)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}

@@ -1,0 +1,28 @@
+import { num, obj, str, type LogRecord } from "../../cli/tail/filters.js";
+
+export const timeOf = (r: LogRecord): string => {
+  const t = str(r.time);
+  return t && t.length >= 23 ? t.slice(11, 23) : (t ?? "");
+};
+
+export const arrow = (r: LogRecord): string => (r.direction === "client_to_server" ? "→" : r.direction === "server_to_client" ? "←" : "·");
+
+export const idText = (id: unknown): string => (id === undefined || id === null ? "" : typeof id === "string" ? id : JSON.stringify(id));
+
+export function bytesText(n: number | null): string {
+  if (n === null) return "";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function msText(n: number | null): string {
+  return n === null ? "" : `${n} ms`;
+}
+
+export const decisionOf = (r: LogRecord): { action: string; enforced: boolean } => {
+  const d = obj(r.decision);
+  return { action: str(d?.action) ?? "", enforced: d?.enforced === true };
+};
+
+export const bytesOf = (r: LogRecord): number | null => num(r.bytes);

@@ -1,0 +1,159 @@
+import { bytesText, msText } from "./format.js";
+import { lineDiff } from "./line-diff.js";
+import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
+
+export function Sessions({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
+  const sessions = [...store.sessions.values()];
+  if (sessions.length === 0) return <p class="empty">No sessions yet.</p>;
+  return (
+    <table class="grid sessions">
+      <thead>
+        <tr>
+          <th>server</th>
+          <th>session</th>
+          <th>client</th>
+          <th>server name</th>
+          <th>protocol</th>
+          <th>transport</th>
+          <th>start</th>
+          <th>end</th>
+          <th class="n">messages</th>
+          <th class="n">errors</th>
+          <th class="n">denials</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sessions.map((s) => (
+          <tr key={s.key} class="pick" onClick={() => onPick(s.session ? `session:${s.session}` : `server:${s.server}`)}>
+            <td>{s.server}</td>
+            <td class="mono">{s.session ?? "(no session)"}</td>
+            <td>{s.client ?? ""}</td>
+            <td>{s.serverName ?? ""}</td>
+            <td>{s.protocolVersion ?? ""}</td>
+            <td>{s.transport ?? ""}</td>
+            <td class="nowrap">{when(s.start)}</td>
+            <td class="nowrap">{when(s.end)}</td>
+            <td class="n">{s.messages}</td>
+            <td class="n">{s.errors}</td>
+            <td class="n">{s.denials}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function ToolStats({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
+  const tools = [...store.tools.values()].sort((a, b) => b.calls - a.calls);
+  if (tools.length === 0) return <p class="empty">No tool calls yet.</p>;
+  return (
+    <table class="grid stats">
+      <thead>
+        <tr>
+          <th>tool</th>
+          <th>server</th>
+          <th class="n">calls</th>
+          <th class="n">errors</th>
+          <th class="n">denials</th>
+          <th class="n">p50</th>
+          <th class="n">p95</th>
+          <th class="n">p99</th>
+          <th class="n" title="request bytes">bytes in</th>
+          <th class="n" title="result bytes: what the tool's results cost a model's context">bytes out</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tools.map((t) => (
+          <tr key={t.key} class="pick" data-tool={t.tool} onClick={() => onPick(`tool:${t.tool}`)}>
+            <td class="tool-name">{t.tool}</td>
+            <td>{t.server}</td>
+            <td class="n calls">{t.calls}</td>
+            <td class="n">{t.errors}</td>
+            <td class="n">{t.denials}</td>
+            <td class="n">{msText(quantile(t.latencies, 0.5))}</td>
+            <td class="n">{msText(quantile(t.latencies, 0.95))}</td>
+            <td class="n">{msText(quantile(t.latencies, 0.99))}</td>
+            <td class="n">{bytesText(t.bytesIn)}</td>
+            <td class="n">{bytesText(t.bytesOut)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function Catalogs({ store }: { store: Store }) {
+  const catalogs = [...store.catalogs.values()];
+  if (catalogs.length === 0) return <p class="empty">No tools/list response yet.</p>;
+  return (
+    <div class="catalogs">
+      {catalogs.map((c) => (
+        <CatalogView key={c.server} catalog={c} />
+      ))}
+    </div>
+  );
+}
+
+function CatalogView({ catalog }: { catalog: Catalog }) {
+  return (
+    <section class="catalog">
+      <h3>
+        {catalog.server} <span class="muted">listed {catalog.listedAt ?? ""}</span>
+      </h3>
+      {catalog.truncated ? (
+        <p class="warn">
+          The last tools/list result is truncated in the log (--payloads): only the names its preview holds are shown ({catalog.tools.size}), a name
+          inside a schema may be among them.
+        </p>
+      ) : null}
+      {catalog.drift.length > 0 ? (
+        <div class="drift">
+          <h4>Changed definitions</h4>
+          {catalog.drift.map((d, i) => (
+            <DriftView key={i} drift={d} />
+          ))}
+        </div>
+      ) : null}
+      <table class="grid">
+        <tbody>
+          {[...catalog.tools.entries()].map(([name, def]) => (
+            <tr key={name}>
+              <td class="tool-name">{name}</td>
+              <td>{describe(def)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function DriftView({ drift }: { drift: ToolDrift }) {
+  const before = drift.before === undefined ? null : JSON.stringify(drift.before, null, 2);
+  const after = drift.after === undefined ? null : JSON.stringify(drift.after, null, 2);
+  return (
+    <div class="drift-item">
+      <p>
+        <strong class="tool-name">{drift.tool}</strong> <span class="muted">{drift.time ?? ""}</span> {drift.pinFinding ?? ""}
+      </p>
+      {before !== null && after !== null ? (
+        <pre class="diff">
+          {lineDiff(before, after).map((l, i) => (
+            <div key={i} class={l.op === "+" ? "add" : l.op === "-" ? "del" : "same"}>
+              {l.op} {l.text}
+            </div>
+          ))}
+        </pre>
+      ) : (
+        <p class="muted">The earlier definition is not in this log (it was pinned before); only the pin check's finding is shown.</p>
+      )}
+    </div>
+  );
+}
+
+const when = (iso: string | null): string => (iso ? iso.replace("T", " ").slice(0, 19) : "");
+
+function describe(def: unknown): string {
+  const d = def as { description?: unknown; title?: unknown } | null;
+  return typeof d?.description === "string" ? d.description : typeof d?.title === "string" ? d.title : "";
+}

@@ -1,0 +1,77 @@
+import { compileFilters, type RecordFilters } from "../../cli/tail/filters.js";
+import type { GroupStatus, Msg } from "./model.js";
+
+/**
+ * The filter box: `tail`'s tokens (`server:` `session:` `method:` `tool:` `decision:`, globs and
+ * comma lists as there), `dir:` and `status:`, and free text (every other word, matched in the record).
+ * Tokens of one kind are alternatives; different kinds must all match.
+ */
+export interface ParsedQuery {
+  filters: RecordFilters;
+  dir: string[];
+  status: string[];
+  text: string[];
+  problems: string[];
+}
+
+const TAIL_KEYS = ["server", "session", "method", "tool", "decision"] as const;
+const DIRS: Record<string, string> = {
+  client: "client_to_server",
+  c2s: "client_to_server",
+  client_to_server: "client_to_server",
+  server: "server_to_client",
+  s2c: "server_to_client",
+  server_to_client: "server_to_client",
+};
+const STATUSES = new Set(["ok", "error", "pending", "denied"]);
+
+export function parseQuery(input: string): ParsedQuery {
+  const q: ParsedQuery = { filters: {}, dir: [], status: [], text: [], problems: [] };
+  for (const token of input.trim().split(/\s+/).filter(Boolean)) {
+    const colon = token.indexOf(":");
+    const key = colon > 0 ? token.slice(0, colon).toLowerCase() : "";
+    const value = colon > 0 ? token.slice(colon + 1) : "";
+    if ((TAIL_KEYS as readonly string[]).includes(key) && value !== "") {
+      const k = key as (typeof TAIL_KEYS)[number];
+      (q.filters[k] as string[] | undefined) = [...((q.filters[k] as string[] | undefined) ?? []), value];
+    } else if (key === "dir" && value !== "") {
+      for (const v of value.split(",")) {
+        const d = DIRS[v.toLowerCase()];
+        if (d) q.dir.push(d);
+        else q.problems.push(`dir:${v} (client or server)`);
+      }
+    } else if (key === "status" && value !== "") {
+      for (const v of value.split(",")) {
+        if (STATUSES.has(v.toLowerCase())) q.status.push(v.toLowerCase());
+        else q.problems.push(`status:${v} (ok, error, pending or denied)`);
+      }
+    } else {
+      q.text.push(token);
+    }
+  }
+  return q;
+}
+
+/** The status a message shows: its request exchange's (a request never answered counts as pending). */
+export function statusOf(m: Msg): GroupStatus | null {
+  if (m.group) return m.group.status === "unanswered" ? "pending" : m.group.status;
+  const kind = m.record.kind;
+  if (kind === "error" || kind === "invalid") return "error";
+  return null;
+}
+
+export function compileQuery(input: string): { test: (m: Msg) => boolean; problems: string[] } {
+  const q = parseQuery(input);
+  const tail = compileFilters(q.filters);
+  const texts = q.text.map((t) => new RegExp(t.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&"), "i"));
+  const dirs = new Set(q.dir);
+  const statuses = new Set(q.status);
+  return {
+    problems: q.problems,
+    test: (m) =>
+      tail(m.record) &&
+      (dirs.size === 0 || dirs.has(m.record.direction as string)) &&
+      (statuses.size === 0 || statuses.has(statusOf(m) ?? "")) &&
+      texts.every((re) => re.test(m.line)),
+  };
+}

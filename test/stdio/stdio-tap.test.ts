@@ -1,0 +1,51 @@
+/** A stage that throws on a line never takes the relay down; enforce mode keeps that line back. */
+import { describe, expect, it } from "vitest";
+import { McpTracker } from "../../src/mcp/tracker.js";
+import { StdioTap } from "../../src/stdio/stdio-tap.js";
+import { UNREADABLE_CODE } from "../../src/mcp/jsonrpc.js";
+
+function tapWith(enforce: boolean) {
+  const errors: string[] = [];
+  const toServer: string[] = [];
+  const toClient: string[] = [];
+  const tracker = new McpTracker(
+    {
+      rpc: (e) => {
+        if (e.method === "tools/list") throw new Error("pin store: EACCES");
+      },
+      session: () => {},
+    },
+    { maxPending: 10, maxSessions: 10 },
+  );
+  const tap = new StdioTap({
+    tracker,
+    server: "stdio:t",
+    session: "s",
+    maxInspectBytes: 1000,
+    ...(enforce ? { enforce: { removeDeniedTools: true } } : {}),
+    toServer: (b) => toServer.push(b.toString()),
+    toClient: (b) => toClient.push(b.toString()),
+    onError: (err) => errors.push((err as Error).message),
+  });
+  return { tap, errors, toServer, toClient };
+}
+
+const LIST = '{"jsonrpc":"2.0","id":9,"method":"tools/list"}\n';
+const PING = '{"jsonrpc":"2.0","id":10,"method":"ping"}\n';
+
+describe("stdio tap: a failing stage", () => {
+  it("monitor mode: reported, the bytes already forwarded, the next line handled", () => {
+    const { tap, errors, toServer } = tapWith(false);
+    tap.fromClient(Buffer.from(LIST + PING));
+    expect(errors).toEqual(["pin store: EACCES"]);
+    expect(toServer.join("")).toBe(LIST + PING);
+  });
+
+  it("enforce mode: the line stays back, its request gets an error, the next line passes", () => {
+    const { tap, errors, toServer, toClient } = tapWith(true);
+    tap.fromClient(Buffer.from(LIST + PING));
+    expect(errors).toEqual(["pin store: EACCES"]);
+    expect(toServer.join("")).toBe(PING);
+    expect(JSON.parse(toClient.join(""))).toMatchObject({ id: 9, error: { code: UNREADABLE_CODE, message: expect.stringMatching(/internal error while judging it/) } });
+  });
+});

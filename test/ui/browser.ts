@@ -1,0 +1,43 @@
+/**
+ * Headless Debian chromium driven by puppeteer-core, for the web UI's tests. `npm test` installs the
+ * browser where missing (scripts/ensure-test-deps.sh, run by pretest).
+ */
+import { existsSync } from "node:fs";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+
+export const CHROMIUM = process.env.MCP_WIRETAP_CHROMIUM ?? "/usr/bin/chromium";
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: run scripts/ensure-test-deps.sh as root (apt-get install chromium), or set MCP_WIRETAP_CHROMIUM`);
+  }
+  const root = process.getuid?.() === 0;
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...(root ? ["--no-sandbox"] : []), "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+    protocolTimeout: 60_000,
+  });
+}
+
+/** Waits for `fn` (run in the page) to return a truthy value. */
+export async function waitInPage<T>(page: Page, fn: string, what: string, timeoutMs = 15_000): Promise<T> {
+  try {
+    const handle = await page.waitForFunction(fn, { timeout: timeoutMs, polling: 50 });
+    return (await handle.jsonValue()) as T;
+  } catch (err) {
+    throw new Error(`timed out waiting for ${what}: ${(err as Error).message}`);
+  }
+}
+
+/** The messages list's rows in view, as text cells. */
+export function visibleRows(page: Page): Promise<{ tool: string; method: string; status: string; text: string }[]> {
+  return page.$$eval(".list .row", (rows) =>
+    rows.map((r) => ({
+      tool: r.querySelector(".c-tool")?.textContent ?? "",
+      method: r.querySelector(".c-method")?.textContent ?? "",
+      status: r.querySelector(".c-status")?.textContent ?? "",
+      text: r.textContent ?? "",
+    })),
+  );
+}

@@ -1,0 +1,203 @@
+/**
+ * The web UI in a real browser (headless Debian chromium): the CLI proxy with --ui, the official SDK
+ * client calling server-everything through it while the page is open; the server's refusals; the
+ * exported page opened from file://.
+ */
+import http from "node:http";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
+import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
+import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
+import { REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
+import { launchBrowser, visibleRows, waitInPage } from "./browser.js";
+
+const HOSTILE = `<img src=x onerror="window.__pwned=1">`;
+
+let upstream: McpUpstream;
+let proxy: CliProxy;
+let browser: Browser;
+let page: Page;
+let uiUrl: URL;
+let client: ConnectedClient<unknown> | undefined;
+let tmp: string;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-ui-"));
+  upstream = await startMcpUpstream();
+  proxy = await startCliProxy(["--ui-port", "0", "--payloads", "full"]);
+  const [, url] = await proxy.cli.waitForStderr(/^ {2}UI: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)$/m, 20_000);
+  uiUrl = new URL(url!);
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 760 });
+  await page.goto(uiUrl.href);
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await browser?.close();
+  await proxy?.dispose();
+  await upstream?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+const base = (): string => `http://127.0.0.1:${uiUrl.port}`;
+
+describe("web UI, live", () => {
+  it("trades the token in the URL for an HttpOnly, SameSite=Strict cookie and drops it from the address", async () => {
+    expect(page.url()).toBe(`${base()}/`);
+    const cookies = await browser.cookies();
+    const cookie = cookies.find((c) => c.name === `mcp_wiretap_ui_${uiUrl.port}`);
+    expect(cookie?.httpOnly).toBe(true);
+    expect(cookie?.sameSite).toBe("Strict");
+  });
+
+  it("shows the session and its tools/call rows as the SDK client makes them", async () => {
+    client = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem, clientName: "ui-test-client" });
+    await client.client.listTools();
+    await client.client.callTool({ name: "echo", arguments: { message: "hello from the ui test" } });
+    await client.client.callTool({ name: "echo", arguments: { message: "second echo" } });
+    await client.client.callTool({ name: "get-sum", arguments: { a: 2, b: 3 } });
+    await client.client.callTool({ name: HOSTILE, arguments: {} }).catch(() => undefined);
+    await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].filter((c) => c.textContent === "echo").length === 2`, "two echo rows");
+    await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].some((c) => c.textContent === "get-sum")`, "the get-sum row");
+    const rows = await visibleRows(page);
+    expect(rows.filter((r) => r.method === "tools/call" && r.tool === "echo").every((r) => r.status === "ok")).toBe(true);
+
+    await clickTab(page, "sessions");
+    const session = await waitInPage<string>(page, `document.querySelector("table.sessions tbody")?.textContent`, "the session row");
+    expect(session).toContain("ui-test-client");
+    expect(session).toContain("mcp-servers/everything");
+    expect(session).toContain("streamable-http");
+    await clickTab(page, "messages");
+  });
+
+  it("filters with tail's tokens: tool:echo leaves only echo rows", async () => {
+    await setFilter(page, "tool:echo");
+    await waitInPage(page, `document.querySelectorAll(".list .row").length === 2`, "only the echo rows");
+    const rows = await visibleRows(page);
+    expect(rows.map((r) => r.tool)).toEqual(["echo", "echo"]);
+  });
+
+  it("opens a row (click or j/k and enter) and shows the result text", async () => {
+    await page.click(".list .row");
+    const detail = await waitInPage<string>(page, `document.querySelector(".detail")?.textContent`, "the detail pane");
+    expect(detail).toContain("Echo: hello from the ui test");
+    expect(detail).toContain("argsHash");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("j");
+    await page.keyboard.press("Enter");
+    const second = await waitInPage<string>(page, `document.querySelector(".detail")?.textContent`, "the second row's detail");
+    expect(second).toContain("Echo: second echo");
+    await setFilter(page, "");
+    const rows = await page.$$(".list .row");
+    for (const r of rows) if ((await r.$eval(".c-tool", (c) => c.textContent)) === "get-sum") await r.click();
+    await waitInPage(page, `document.querySelector(".detail")?.textContent.includes("get-sum")`, "the get-sum detail");
+    // The README's picture: refreshed with MCP_WIRETAP_UPDATE_SCREENSHOT=1 (a plain run leaves the tree clean).
+    const shot = process.env.MCP_WIRETAP_UPDATE_SCREENSHOT === "1" ? path.join(REPO_ROOT, "docs", "ui.png") : path.join(tmp, "ui.png");
+    await page.screenshot({ path: shot });
+    await page.keyboard.press("Escape");
+  });
+
+  it("counts calls per tool in the statistics", async () => {
+    await clickTab(page, "tool stats");
+    await waitInPage(page, `document.querySelector('table.stats tr[data-tool="echo"] .calls')?.textContent === "2"`, "2 echo calls");
+    expect(await page.$eval('table.stats tr[data-tool="get-sum"] .calls', (e) => e.textContent)).toBe("1");
+    await clickTab(page, "messages");
+  });
+
+  it("renders a hostile tool name as text, never as HTML", async () => {
+    await setFilter(page, "");
+    const shown = await waitInPage<string>(
+      page,
+      `[...document.querySelectorAll(".list .row .c-tool")].map((c) => c.textContent).find((t) => t.startsWith("<img"))`,
+      "the hostile tool's row",
+    );
+    expect(shown).toBe(HOSTILE);
+    const row = await page.$$(".list .row");
+    for (const r of row) if ((await r.$eval(".c-tool", (c) => c.textContent)) === HOSTILE) await r.click();
+    await waitInPage(page, `document.querySelector(".detail")`, "the hostile row's detail");
+    expect(await page.$$eval("img", (imgs) => imgs.length)).toBe(0);
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
+  });
+
+  it("refuses a request without the token, with a foreign Host, and a feed or WebSocket from a foreign Origin", async () => {
+    const cookie = `mcp_wiretap_ui_${uiUrl.port}=${uiUrl.searchParams.get("token")}`;
+    expect((await get("/", {})).status).toBe(401);
+    expect((await get("/api/records", {})).status).toBe(401);
+    expect((await get("/api/records", { Cookie: `mcp_wiretap_ui_${uiUrl.port}=wrong` })).status).toBe(401);
+    expect((await get(`/?token=${uiUrl.searchParams.get("token")}`, { Host: `rebind.example:${uiUrl.port}` })).status).toBe(403);
+    expect((await get("/api/records", { Cookie: cookie, Host: `rebind.example:${uiUrl.port}` })).status).toBe(403);
+    expect((await get("/api/records", { Cookie: cookie, Host: `localhost:${uiUrl.port}` })).status).toBe(200);
+    expect((await get("/api/feed", { Cookie: cookie, Origin: "http://evil.example" })).status).toBe(403);
+    const own = await get("/api/feed", { Cookie: cookie, Origin: base() });
+    expect(own.status).toBe(200);
+    expect(own.type).toBe("text/event-stream; charset=utf-8");
+    const page0 = await get("/", { Cookie: cookie });
+    expect(page0.status).toBe(200);
+    expect(page0.csp).toContain("script-src 'self'");
+    expect(page0.csp).toContain("default-src 'none'");
+    expect(await wsStatus({ Cookie: cookie, Origin: "http://evil.example" })).toBe(403);
+    expect(await wsStatus({ Cookie: cookie, Origin: base() })).not.toBe(101);
+  });
+
+  it("exports one HTML page that opens from file:// with no network request and shows the same messages", async () => {
+    const out = path.join(tmp, "capture.html");
+    const result = await runCli(["export", "--html", out, proxy.logFile]);
+    expect(result.code, result.stderr).toBe(0);
+    const offline = await browser.newPage();
+    const requests: string[] = [];
+    offline.on("request", (r) => {
+      if (r.url() !== pathToFileURL(out).href) requests.push(r.url());
+    });
+    await offline.goto(pathToFileURL(out).href);
+    await waitInPage(offline, `document.querySelectorAll(".list .row").length > 0`, "rows in the exported page");
+    const live = (await visibleRows(page)).map((r) => `${r.method} ${r.tool}`);
+    const exported = (await visibleRows(offline)).map((r) => `${r.method} ${r.tool}`);
+    expect(exported).toEqual(live);
+    await setFilter(offline, "tool:echo");
+    await waitInPage(offline, `document.querySelectorAll(".list .row").length === 2`, "the echo rows in the exported page");
+    expect(await offline.$$eval("img", (imgs) => imgs.length)).toBe(0);
+    expect(requests).toEqual([]);
+    await offline.close();
+  });
+});
+
+async function clickTab(p: Page, name: string): Promise<void> {
+  const tabs = await p.$$("button.tab");
+  for (const t of tabs) if ((await t.evaluate((e) => e.textContent)) === name) await t.click();
+}
+
+async function setFilter(p: Page, text: string): Promise<void> {
+  await p.click("input[type=search]", { count: 3 });
+  await p.keyboard.press("Backspace");
+  if (text) await p.keyboard.type(text);
+}
+
+function get(pathname: string, headers: Record<string, string>): Promise<{ status: number; type: string; csp: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: "127.0.0.1", port: Number(uiUrl.port), path: pathname, headers, timeout: 5_000 }, (res) => {
+      resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), csp: String(res.headers["content-security-policy"] ?? "") });
+      res.destroy();
+    });
+    req.on("error", reject);
+  });
+}
+
+function wsStatus(headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${uiUrl.port}/api/feed`, { headers, handshakeTimeout: 5_000 });
+    ws.on("open", () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on("error", () => resolve(0));
+  });
+}
