@@ -47,7 +47,7 @@ rateLimits:
 `;
 
 export async function redisState(tmp: string): Promise<Extra> {
-  if (!findOnPath("redis-server")) throw new PathUnavailable("redis-server is not installed (scripts/ensure-redis.sh)");
+  if (!findOnPath("redis-server")) throw new PathUnavailable("redis-server is not installed (scripts/ensure-test-deps.sh installs it)");
   const port = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, "127.0.0.1", () => {
       const p = (s.address() as net.AddressInfo).port;

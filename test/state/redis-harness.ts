@@ -1,5 +1,5 @@
 /**
- * A real redis-server on a loopback port for the shared-state tests (scripts/ensure-redis.sh installs it).
+ * A real redis-server on a loopback port for the shared-state tests (scripts/ensure-test-deps.sh installs it).
  * Redis has no "port 0": a free port is found first, then handed to it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";

@@ -11,7 +11,7 @@ import type { JudgedMessage } from "../../src/policy/judged-message.js";
 import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
 
 const haveRedis = redisAvailable();
-if (!haveRedis) console.warn("SKIPPED test/state/redis-pins.test.ts: redis-server is not installed (scripts/ensure-redis.sh installs it as root)");
+if (!haveRedis) console.warn("SKIPPED test/state/redis-pins.test.ts: redis-server is not installed (scripts/ensure-test-deps.sh, run by npm test, installs it as root)");
 
 const message = (session: string): JudgedMessage => ({ server: "s:1", host: "s", session, direction: "client_to_server", kind: "request", method: "tools/call", tool: "t", raw: undefined });
 

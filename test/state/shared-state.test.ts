@@ -14,7 +14,7 @@ import { runCli, type LogRecord } from "../helpers/proxy-harness.js";
 import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
 
 const haveRedis = redisAvailable();
-if (!haveRedis) console.warn("SKIPPED test/state/shared-state.test.ts: redis-server is not installed (scripts/ensure-redis.sh installs it as root)");
+if (!haveRedis) console.warn("SKIPPED test/state/shared-state.test.ts: redis-server is not installed (scripts/ensure-test-deps.sh, run by npm test, installs it as root)");
 
 const POLICY = `mode: enforce
 detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
