@@ -130,6 +130,8 @@ export class OtlpExporter {
 
   /** One record line from the record stream. Never throws. */
   line(text: string): void {
+    // Only rpc and policy records make spans and metrics: skip parsing the rest (http records are the largest).
+    if (!text.includes('"event":"rpc"') && !text.includes('"event":"policy"')) return;
     let record: unknown;
     try {
       record = JSON.parse(text);
