@@ -8,8 +8,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Child } from "./child.ts";
 import { waitFor } from "./time.ts";
+import { otlpReceiver, redisState, type Extra } from "./variants.ts";
 
-export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump"] as const;
+export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state"] as const;
+/** mcp-wiretap with a deployment feature on: measured for throughput and CPU only (see variants.ts). */
+export const VARIANT_PATHS: ReadonlySet<PathName> = new Set(["mcp-wiretap+otlp", "mcp-wiretap+state"]);
 export type PathName = (typeof PATH_NAMES)[number];
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,11 +61,15 @@ export async function startPath(name: PathName, ctx: BenchContext): Promise<Runn
       return startBareEngine(ctx);
     case "mitmdump":
       return startMitmdump(ctx);
+    case "mcp-wiretap+otlp":
+      return startWiretap(ctx, name, await otlpReceiver());
+    case "mcp-wiretap+state":
+      return startWiretap(ctx, name, await redisState(ctx.tmp));
   }
 }
 
 /** `node dist/cli/main.js start --port 0 …`, logging to a file in the temp dir. */
-export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
+export async function startWiretap(ctx: BenchContext, name: PathName = "mcp-wiretap", extra: Extra | null = null): Promise<RunningPath> {
   if (!existsSync(WIRETAP_MAIN)) throw new PathUnavailable(`${WIRETAP_MAIN} is missing: run \`npm run build\` first`);
   const n = ++instance;
   const caDir = path.join(ctx.tmp, `wiretap-ca-${n}`);
@@ -70,23 +77,28 @@ export async function startWiretap(ctx: BenchContext): Promise<RunningPath> {
   const started = performance.now();
   const child = new Child("mcp-wiretap", process.execPath, [
     ...nodeFlags(ctx),
-    WIRETAP_MAIN, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile,
+    WIRETAP_MAIN, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile, ...(extra?.args ?? []),
   ]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
   const caLine = child.stderr.match(/CA certificate: (.+?)(?: \(created now\))?$/m);
   if (!listening || !caLine?.[1]) {
     await child.stop();
+    await extra?.stop();
     throw new Error(`mcp-wiretap did not start: exit ${JSON.stringify(child.exit)}; stderr: ${child.stderr.trim() || "(empty)"}`);
   }
   const startupMs = performance.now() - started;
   return {
-    name: "mcp-wiretap",
+    name,
     proxy: { host: "127.0.0.1", port: Number(listening[1]) },
     clientCaPem: readFileSync(caLine[1], "utf8"),
     child,
     logFile,
     startupMs,
-    stop: () => stopChild(child),
+    stop: async () => {
+      const result = await stopChild(child);
+      await extra?.stop();
+      return result;
+    },
   };
 }
 

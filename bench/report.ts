@@ -72,7 +72,7 @@ export function computeRatios(paths: PathResult[]): Record<string, number | null
     out[`throughput c=${c}: mcp-wiretap / bare-engine`] = ratio(load(by("mcp-wiretap"), c)?.reqPerSec, load(by("bare-engine"), c)?.reqPerSec);
     out[`throughput c=${c}: mcp-wiretap / mitmdump`] = ratio(load(by("mcp-wiretap"), c)?.reqPerSec, load(by("mitmdump"), c)?.reqPerSec);
   }
-  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump"] as const) {
+  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state"] as const) {
     for (const c of [1, 8, 32]) out[`p50 added over direct c=${c} (ms): ${name}`] = diff(load(by(name), c)?.latencyMs.p50, load(direct, c)?.latencyMs.p50);
     // Per event, against the direct copy of the same event that arrived alongside (see bench/sse-latency.ts).
     out[`SSE event p50 added (ms): ${name}`] = by(name)?.sse?.paired?.addedMs.p50 ?? null;
@@ -112,6 +112,12 @@ export function checkTargets(paths: PathResult[], logging: Results["logging"], q
   const added8 = diff(load(w, 8)?.latencyMs.p50, load(direct, 8)?.latencyMs.p50);
   check("p50 added latency ≤ 1 ms over direct (one request at a time, c=1)", diff(load(w, 1)?.latencyMs.p50, load(direct, 1)?.latencyMs.p50), (v) => v <= 1, (v) =>
     `${v} ms (${load(w, 1)?.latencyMs.p50} vs ${load(direct, 1)?.latencyMs.p50} ms; at c=8: ${added8} ms added, bare engine ${diff(load(by("bare-engine"), 8)?.latencyMs.p50, load(direct, 8)?.latencyMs.p50)} ms)`);
+  const otlp = load(by("mcp-wiretap+otlp"), 8)?.proxyCpuMsPerReq ?? null;
+  const plainCpu = load(w, 8)?.proxyCpuMsPerReq ?? null;
+  check("OTLP export on: proxy CPU per request (c=8) ≤ 1.15× without", ratio(otlp, plainCpu), (v) => v <= 1.15, (v) => `${v}× (${otlp} vs ${plainCpu} ms/req)`, "mcp-wiretap+otlp not run");
+  const state = by("mcp-wiretap+state");
+  check("--state Redis: p50 added latency ≤ 1.5 ms over direct (c=1)", diff(load(state, 1)?.latencyMs.p50, load(direct, 1)?.latencyMs.p50), (v) => v <= 1.5, (v) =>
+    `${v} ms (${load(state, 1)?.latencyMs.p50} vs ${load(direct, 1)?.latencyMs.p50} ms; without --state ${diff(load(w, 1)?.latencyMs.p50, load(direct, 1)?.latencyMs.p50)} ms)`, "mcp-wiretap+state not run");
   const sseOk = w?.sse && w.sse.eventsReceived === w.sse.eventsExpected;
   const paired = w?.sse?.paired;
   check("SSE added latency p99 ≤ 2 ms", paired?.addedMs.p99 ?? null, (v) => v <= 2 && !!sseOk, (v) =>

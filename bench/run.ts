@@ -15,7 +15,7 @@ import { runSseLatency } from "./sse-latency.ts";
 import { countLog, runLogging } from "./logging.ts";
 import { runBigResponse, runOpenStreams } from "./memory.ts";
 import { parseOptions, type Measure } from "./options.ts";
-import { PathUnavailable, REPO, startPath, startWiretap, type BenchContext, type PathName, type RunningPath } from "./paths.ts";
+import { PathUnavailable, REPO, VARIANT_PATHS, startPath, startWiretap, type BenchContext, type PathName, type RunningPath } from "./paths.ts";
 import { createBenchPki } from "./pki.ts";
 import { checkTargets, computeRatios, table, writeResults, type PathResult, type Results } from "./report.ts";
 import { errorText, round } from "./stats.ts";
@@ -318,7 +318,7 @@ async function main(): Promise<void> {
     if (!startedAll && !running.has(name)) await start(name);
     const p = running.get(name);
     if (!p) continue;
-    await measurePath(p, direct, r, upstream, origin, options.measures.filter((m) => m !== "logging" && m !== "throughput"));
+    await measurePath(p, direct, r, upstream, origin, VARIANT_PATHS.has(name) ? [] : options.measures.filter((m) => m !== "logging" && m !== "throughput"));
     const stop = await p.stop();
     if (stop) r.failures.push(stop);
     if (p.child) r.stderrTail = p.child.stderr.trim().slice(-4000) || null;

@@ -75,8 +75,9 @@ export function buildProgram(): Command {
     .description("list pinned tools per server, and changes awaiting approval")
     .addOption(caDirOption())
     .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
+    .addOption(new Option("--state <url>", "the shared store of replicas instead (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
     .option("--json", "as JSON")
-    .action(async (o: { caDir: string; pins?: string; json?: boolean }) => (await import("./pins-commands.js")).pinsListCommand(o));
+    .action(async (o: { caDir: string; pins?: string; state?: string; json?: boolean }) => (await import("./pins-commands.js")).pinsListCommand(o));
   pins
     .command("approve")
     .argument("<server>", "host:port as in the records")
@@ -84,7 +85,8 @@ export function buildProgram(): Command {
     .description("trust the tool definitions seen last")
     .addOption(caDirOption())
     .option("--pins <file>", "pin store (default: pins.json in the CA folder)")
-    .action(async (server: string, tools: string[], o: { caDir: string; pins?: string }) =>
+    .addOption(new Option("--state <url>", "the shared store of replicas instead (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
+    .action(async (server: string, tools: string[], o: { caDir: string; pins?: string; state?: string }) =>
       (await import("./pins-commands.js")).pinsApproveCommand(server, tools, o),
     );
   registerTailCommand(program);

@@ -81,6 +81,11 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .addOption(
       new Option("--connect-timeout <ms>", "how long a new upstream connection (TCP and TLS) may take before 502").default(30_000).argParser(parsePositiveInt),
     )
+    .option("--otlp-endpoint <url>", "export spans and metrics over OTLP/HTTP to this base URL (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
+    .addOption(new Option("--otlp-protocol <protocol>", "OTLP encoding (default $OTEL_EXPORTER_OTLP_PROTOCOL or http/protobuf)").choices(["http/protobuf", "http/json"]))
+    .option("--otlp-header <name=value>", "header sent with every OTLP export; repeatable (adds to $OTEL_EXPORTER_OTLP_HEADERS)", collect, [])
+    .option("--otlp-payloads", "put redacted tool arguments and results on spans (off: never exported)", false)
+    .addOption(new Option("--state <url>", "keep tool pins and rate-limit counters in Redis, shared by replicas (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -106,6 +111,13 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     auditChain: o.auditChain as boolean,
     ...(o.auditDir ? { auditDir: o.auditDir as string } : {}),
     onLogError: o.onLogError as "pass" | "block",
+    otlp: {
+      endpoint: o.otlpEndpoint as string | undefined,
+      protocol: o.otlpProtocol as string | undefined,
+      headers: o.otlpHeader as string[],
+      payloads: o.otlpPayloads as boolean,
+    },
+    state: o.state as string | undefined,
     ...(uiPortOf(o) !== undefined ? { uiPort: uiPortOf(o)! } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };

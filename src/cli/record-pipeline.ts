@@ -9,7 +9,7 @@ import { createPolicy } from "../policy/create-policy.js";
 import { judgeReadings, settleEnforcement } from "../policy/enforcement.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { PinStore } from "../policy/pin-store.js";
-import type { Policy, PolicyWarn } from "../policy/policy.js";
+import type { Policy, PolicyDeps, PolicyWarn } from "../policy/policy.js";
 import { DEFAULT_POLICY_FILE } from "./package-info.js";
 
 /** Bounds on what the tracker remembers between messages. */
@@ -24,10 +24,20 @@ export interface RecordPipeline {
 }
 
 /** The policy file named by --config, or the shipped one; a bad file throws a usage error. */
-export function loadPolicy(config: string | undefined, pinsDir: string, warn?: PolicyWarn): Omit<RecordPipeline, "tracker"> {
+export function loadPolicy(
+  config: string | undefined,
+  pinsDir: string,
+  warn?: PolicyWarn,
+  shared?: Pick<PolicyDeps, "pins" | "rateLimiter"> | null,
+): Omit<RecordPipeline, "tracker"> {
   const policyFile = path.resolve(config ?? DEFAULT_POLICY_FILE);
   const policyConfig = loadPolicyFile(policyFile);
-  const policy = createPolicy(policyConfig, { pins: new PinStore(path.join(pinsDir, "pins.json")), ...(warn ? { warn } : {}) });
+  // With --state (src/state/): pins and rate-limit counters shared by replicas, behind the same interfaces.
+  const policy = createPolicy(policyConfig, {
+    pins: shared?.pins ?? new PinStore(path.join(pinsDir, "pins.json")),
+    ...(shared?.rateLimiter ? { rateLimiter: shared.rateLimiter } : {}),
+    ...(warn ? { warn } : {}),
+  });
   return { policyFile, policyConfig, policy };
 }
 

@@ -19,6 +19,7 @@ import { isLoopback } from "./option-parsers.js";
 import { VERSION } from "./package-info.js";
 import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import { UsageError } from "../util/usage-error.js";
+import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
 
 export interface StartOptions {
   host: string;
@@ -59,9 +60,16 @@ export interface StartOptions {
   clientHint?: boolean;
   /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
   uiPort?: number;
+  /** OpenTelemetry export (`--otlp-*`, OTEL_* variables). */
+  otlp?: OtlpOptions;
+  /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
+  state?: string;
 }
 
 export class StartError extends UsageError {}
+
+/** Record lines waiting for the OTLP exporter at most; beyond, they are dropped and reported (`record_stream_drops`). */
+const OTLP_FEED_QUEUE = 10_000;
 
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };
@@ -75,7 +83,12 @@ export interface RunningProxy {
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
   const reverse = parseReverse(opts);
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w));
+  const otlp = otlpSettings(opts.otlp ?? {});
+  // `log` exists before any traffic, hence before any warning.
+  const state = opts.state
+    ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
+    : null;
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
@@ -88,6 +101,10 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
+  if (state?.problem) log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+  // Fed from the record stream: spans are made from the records as written, off the traffic's path.
+  const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
+  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
   if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
   if (opts.insecureUpstream) {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
@@ -171,8 +188,15 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         await server.close(opts.graceMs);
         await ui?.close();
         // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
+        if (otelFeed) {
+          // The feed drains 512 lines a turn: let what the last exchanges wrote reach the exporter.
+          for (let turn = 0; turn < 8; turn++) await new Promise((resolve) => setImmediate(resolve));
+          otelFeed.stop();
+        }
+        await otel?.stop();
         sink.records.close();
         await keylog?.close();
+        await state?.close();
         log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
         await sink.flush();
       })();

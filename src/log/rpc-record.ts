@@ -40,6 +40,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
     record.argsHash = hash.hash;
     if (hash.hash === null) record.argsHashError = hash.reason;
   }
+  if (e.kind === "request") Object.assign(record, traceContext(raw));
   if (e.related) record.related = e.related;
   if (e.method === "notifications/progress") {
     const params = raw?.params as Record<string, unknown> | undefined;
@@ -73,6 +74,19 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
 /** Where the policy's secrets detector found secrets inside this payload field. */
 function decidedScan(e: RpcEvent, field: string): SecretScan {
   return scanOfFindings(e.decision?.rules.find((r) => r.name === "detector:secrets")?.findings ?? [], field);
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
+
+/** W3C trace context a caller put in `params._meta` (MCP's propagation): kept so spans can name their parent. */
+function traceContext(raw: Record<string, unknown> | undefined): { traceparent?: string; tracestate?: string } {
+  const params = raw?.params;
+  const meta = params !== null && typeof params === "object" ? (params as Record<string, unknown>)._meta : undefined;
+  if (meta === null || typeof meta !== "object") return {};
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== "string" || !TRACEPARENT.test(traceparent)) return {};
+  return typeof tracestate === "string" && TRACESTATE.test(tracestate) ? { traceparent, tracestate } : { traceparent };
 }
 
 /** Members of a `session` record that hold what the peers sent: shaped and masked like any payload. */

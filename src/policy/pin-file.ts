@@ -70,7 +70,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function isPin(v: unknown): v is ToolPin {
+export function isPin(v: unknown): v is ToolPin {
   if (!isRecord(v)) return false;
   const nullableString = (x: unknown) => x === null || typeof x === "string";
   const pending = v.pending;

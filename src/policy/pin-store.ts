@@ -1,4 +1,4 @@
-import { PinStoreError, pinFileJson, pinFileStamp, readPinFile, writePinFile, type PinTable, type ToolPin } from "./pin-file.js";
+import { PinStoreError, pinFileJson, pinFileStamp, readPinFile, writePinFile, type PinTable, type ServerPins, type ToolPin } from "./pin-file.js";
 
 export { PinStoreError, type ToolPin } from "./pin-file.js";
 
@@ -53,37 +53,8 @@ export class PinStore {
    */
   observe(server: string, tools: readonly { name: string; sha256: string }[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
     if (!this.unsaved) this.refresh();
-    const now8601 = now.toISOString();
-    let changed = false;
-    let entry = this.table.get(server);
-    if (!entry) {
-      if (this.table.size >= MAX_PINNED_SERVERS) return { verdicts: tools.map(() => "store_full"), notSaved: null };
-      entry = { firstSeen: now8601, tools: new Map() };
-      this.table.set(server, entry);
-      changed = true;
-    }
-    const firstServerVisit = now.getTime() - Date.parse(entry.firstSeen ?? now8601) <= FIRST_USE_WINDOW_MS;
-    const verdicts = tools.map(({ name, sha256 }): PinVerdict => {
-      const pin = entry.tools.get(name);
-      if (!pin) {
-        if (entry.tools.size >= MAX_PINNED_TOOLS_PER_SERVER) return "store_full";
-        entry.tools.set(
-          name,
-          firstServerVisit
-            ? { sha256, firstSeen: now8601, approvedAt: now8601, pending: null }
-            : { sha256: null, firstSeen: now8601, approvedAt: null, pending: { sha256, seen: now8601 } },
-        );
-        changed = true;
-        return firstServerVisit ? "first_use" : "added";
-      }
-      if (pin.sha256 === sha256) return "pinned";
-      if (pin.pending?.sha256 !== sha256) {
-        pin.pending = { sha256, seen: now8601 };
-        changed = true;
-      }
-      return pin.sha256 === null ? "added" : "changed";
-    });
-    if (!changed && !this.unsaved) return { verdicts, notSaved: null };
+    const { verdicts, changed } = observePins(this.table, server, tools, now, this.table.size >= MAX_PINNED_SERVERS);
+    if (changed.size === 0 && !this.unsaved) return { verdicts, notSaved: null };
     try {
       this.save();
       this.unsaved = false;
@@ -100,17 +71,7 @@ export class PinStore {
     this.refresh();
     const entry = this.table.get(server);
     if (!entry) throw new PinStoreError(`no pins for server ${server}`);
-    const names = toolNames.length > 0 ? toolNames : [...entry.tools.keys()];
-    const approved: string[] = [];
-    for (const name of names) {
-      const pin = entry.tools.get(name);
-      if (!pin) throw new PinStoreError(`server ${server} has no tool ${JSON.stringify(name)}`);
-      if (!pin.pending) continue;
-      pin.sha256 = pin.pending.sha256;
-      pin.approvedAt = now.toISOString();
-      pin.pending = null;
-      approved.push(name);
-    }
+    const approved = approvePins(server, entry, toolNames, now);
     this.save();
     return approved;
   }
@@ -119,4 +80,65 @@ export class PinStore {
     writePinFile(this.file, pinFileJson(this.table));
     this.stamp = pinFileStamp(this.file);
   }
+}
+
+/**
+ * Trust on first use, over one server's entry of a table (the file store's, or one loaded from the shared
+ * store): the verdict for each tool, and the names of the tools whose pin changed (`""`: the server's entry
+ * was created). `serversFull`: no new server may be added.
+ */
+export function observePins(
+  table: PinTable,
+  server: string,
+  tools: readonly { name: string; sha256: string }[],
+  now: Date,
+  serversFull: boolean,
+): { verdicts: PinVerdict[]; changed: Set<string> } {
+  const now8601 = now.toISOString();
+  const changed = new Set<string>();
+  let entry = table.get(server);
+  if (!entry) {
+    if (serversFull) return { verdicts: tools.map(() => "store_full"), changed };
+    entry = { firstSeen: now8601, tools: new Map() };
+    table.set(server, entry);
+    changed.add("");
+  }
+  const firstServerVisit = now.getTime() - Date.parse(entry.firstSeen ?? now8601) <= FIRST_USE_WINDOW_MS;
+  const verdicts = tools.map(({ name, sha256 }): PinVerdict => {
+    const pin = entry.tools.get(name);
+    if (!pin) {
+      if (entry.tools.size >= MAX_PINNED_TOOLS_PER_SERVER) return "store_full";
+      entry.tools.set(
+        name,
+        firstServerVisit
+          ? { sha256, firstSeen: now8601, approvedAt: now8601, pending: null }
+          : { sha256: null, firstSeen: now8601, approvedAt: null, pending: { sha256, seen: now8601 } },
+      );
+      changed.add(name);
+      return firstServerVisit ? "first_use" : "added";
+    }
+    if (pin.sha256 === sha256) return "pinned";
+    if (pin.pending?.sha256 !== sha256) {
+      pin.pending = { sha256, seen: now8601 };
+      changed.add(name);
+    }
+    return pin.sha256 === null ? "added" : "changed";
+  });
+  return { verdicts, changed };
+}
+
+/** Accepts the pending definitions of a server's tools (all, or the ones named); the names approved. */
+export function approvePins(server: string, entry: ServerPins, toolNames: readonly string[], now: Date): string[] {
+  const names = toolNames.length > 0 ? toolNames : [...entry.tools.keys()];
+  const approved: string[] = [];
+  for (const name of names) {
+    const pin = entry.tools.get(name);
+    if (!pin) throw new PinStoreError(`server ${server} has no tool ${JSON.stringify(name)}`);
+    if (!pin.pending) continue;
+    pin.sha256 = pin.pending.sha256;
+    pin.approvedAt = now.toISOString();
+    pin.pending = null;
+    approved.push(name);
+  }
+  return approved;
 }

@@ -1,9 +1,9 @@
 import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { Action, DetectorName, DetectorSetting, PolicyConfig, Rule } from "./config.js";
+import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import type { PinStore } from "./pin-store.js";
-import { RateLimiter, type RateLimitOverflowWarning } from "./rate-limiter.js";
+import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 
 /** What a detector found: its kind and where, never the matched secret itself. */
@@ -38,9 +38,14 @@ export interface Decision {
 /** Conditions worth a log record of their own (not tied to one message). */
 export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
 
+/** What the policy asks of a pin store (the file store, or the shared one of src/state/). */
+export type ToolPinStore = Pick<PinStore, "observe">;
+
 export interface PolicyDeps {
   detectors: ContentDetectors;
-  pins: PinStore | null;
+  pins: ToolPinStore | null;
+  /** Counters kept elsewhere (src/state/: shared by replicas); default: this process's RateLimiter. */
+  rateLimiter?: (limit: RateLimit, ctx: { now: () => number; warn?: PolicyWarn; enforcing: boolean }) => RateLimitCounter;
   now?: () => number;
   warn?: PolicyWarn;
 }
@@ -57,7 +62,7 @@ const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", 
  */
 export class Policy {
   private readonly rules: { rule: Rule; matchers: Matcher[] }[];
-  private readonly limiters: { limiter: RateLimiter; matchers: Matcher[] }[];
+  private readonly limiters: { limiter: RateLimitCounter; matchers: Matcher[] }[];
   private readonly catalog = new ToolCatalog();
   private readonly now: () => number;
 
@@ -67,7 +72,9 @@ export class Policy {
   ) {
     this.now = deps.now ?? Date.now;
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
-    this.limiters = config.rateLimits.map((limit) => ({ limiter: new RateLimiter(limit, this.now, deps.warn), matchers: buildMatchers(limit.match) }));
+    const counter = deps.rateLimiter ?? ((limit, ctx) => new RateLimiter(limit, ctx.now, ctx.warn));
+    const ctx = { now: this.now, enforcing: config.mode === "enforce", ...(deps.warn ? { warn: deps.warn } : {}) };
+    this.limiters = config.rateLimits.map((limit) => ({ limiter: counter(limit, ctx), matchers: buildMatchers(limit.match) }));
   }
 
   get enforcing(): boolean {
@@ -98,8 +105,12 @@ export class Policy {
       }
       for (const { limiter, matchers } of observe ? this.limiters : []) {
         if (!matchers.every((x) => x.matches(m))) continue;
-        const { over, overflow } = limiter.check(m);
+        const { over, overflow, reason } = limiter.check(m);
         if (!over) continue;
+        if (reason !== undefined) {
+          hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason });
+          continue;
+        }
         const per = overflow ? `per ${limiter.limit.per}; every tracked ${limiter.limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limiter.limit.per}`;
         hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
       }

@@ -47,6 +47,14 @@ export interface RateLimitVerdict {
   over: boolean;
   /** Counted in the shared overflow budget: every tracked key was still active. */
   overflow: boolean;
+  /** Set when the verdict is not a count (the shared counters could not be read): why. */
+  reason?: string;
+}
+
+/** What the policy asks of a rate limit's counters: this file's RateLimiter, or the shared one of src/state/. */
+export interface RateLimitCounter {
+  readonly limit: RateLimit;
+  check(m: JudgedMessage): RateLimitVerdict;
 }
 
 export interface RateLimitOverflowWarning {
@@ -60,7 +68,7 @@ export interface RateLimitOverflowWarning {
  * a key whose window still holds hits (that would reset its count): only expired keys make room, and
  * when every tracked key is active, new ones share one overflow budget under the same limit.
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimitCounter {
   /** Least recently counted first (a counted key moves to the end), so expired keys are at the front. */
   private readonly budgets = new Map<string, Budget>();
   private readonly overflowBudget = new Budget();

@@ -19,18 +19,25 @@ export function registerExportCommand(program: Command): void {
   const command = program
     .command("export")
     .argument("[files...]", "NDJSON logs written by `start` (- or absent: stdin)")
-    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages; or to one self-contained HTML page of the web UI")
+    .description("convert a log to HAR 1.2 (browser dev tools, HTTP Toolkit): one entry per exchange, bodies rebuilt from the MCP messages; to one self-contained HTML page of the web UI; or to OTLP/JSON spans and metrics for an OpenTelemetry Collector")
     .option("--har <out>", "the HAR file to write (- for stdout)")
     .option("--html <out>", "write the web UI with the records embedded, one file that opens offline (- for stdout)")
+    .option("--otlp <out>", "write OTLP/JSON lines (spans and metrics, as the live export sends them); never overwritten (- for stdout)")
+    .option("--otlp-payloads", "with --otlp: put the logged (redacted) tool arguments and results on spans", false)
     .addOption(stdioLogsOption());
-  addFilterOptions(command).action(async (given: string[], o: ExportOptions & { stdioLogs?: boolean }) => {
+  addFilterOptions(command).action(async (given: string[], o: ExportOptions & { stdioLogs?: boolean; otlp?: string; otlpPayloads?: boolean }) => {
     const files = o.stdioLogs ? [inputFile(given[0], o)!] : given;
     if (o.stdioLogs && given.length > 1) throw new UsageError("give either FILE or --stdio-logs, not both");
+    if (o.otlp !== undefined) {
+      if (o.har !== undefined || o.html !== undefined) throw new UsageError("--otlp is an export of its own: give it without --har and --html");
+      process.exitCode = await (await import("../../otel/offline-export.js")).exportOtlpCommand(files, { otlp: o.otlp, otlpPayloads: o.otlpPayloads ?? false, filter: compileFilters(o) }, VERSION);
+      return;
+    }
     if (o.html !== undefined) {
       process.exitCode = await (await import("../../ui/server/html-export.js")).exportHtml(files, o.html, o, process);
       if (o.har === undefined || process.exitCode !== 0) return;
     }
-    if (o.har === undefined) throw new UsageError("export needs --har OUT or --html OUT");
+    if (o.har === undefined) throw new UsageError("export needs --har OUT, --html OUT or --otlp OUT");
     if (files.length > 1) throw new UsageError("--har reads one log file");
     process.exitCode = await exportCommand(files[0], o as ExportOptions & { har: string });
   });

@@ -1,0 +1,262 @@
+/**
+ * Records → spans, per the OpenTelemetry MCP semantic conventions: pure functions over the NDJSON record
+ * objects of docs/log-format.md, so that a live proxy and `export --otlp` of a saved log produce the same
+ * spans. A request record opens a span; its response, error or `unanswered` record closes it; progress
+ * notifications become span events. Nothing here talks to the SDK (see sdk-spans.ts).
+ */
+import { redactUrlQuery } from "../log/redact.js";
+
+export type Attributes = Record<string, string | number | boolean | string[]>;
+
+export interface McpSpan {
+  name: string;
+  /** Milliseconds since the epoch. */
+  startMs: number;
+  endMs: number;
+  attributes: Attributes;
+  /** Set for failed calls: the JSON-RPC error message (or why the call failed). */
+  error: { type: string; message: string } | null;
+  events: { name: string; timeMs: number; attributes: Attributes }[];
+  /** W3C trace context the caller put in `params._meta`: the span's parent. */
+  parent: { traceparent: string; tracestate?: string } | null;
+}
+
+export interface DecisionCount {
+  action: string;
+  rule: string;
+}
+
+export interface SpanOptions {
+  /** Put (redacted, shaped) arguments and results on spans: `gen_ai.tool.call.arguments` / `.result`. */
+  payloads: boolean;
+  /** Open requests remembered at most; the oldest is closed as `evicted` beyond. */
+  maxOpen?: number;
+}
+
+type Rec = Record<string, unknown>;
+interface Open {
+  span: McpSpan;
+  decision: Rec | undefined;
+}
+
+const DEFAULT_MAX_OPEN = 10_000;
+const MAX_EVENTS_PER_SPAN = 128;
+/** Attribute strings beyond this are cut: span size stays bounded whatever a peer sends. */
+const MAX_ATTRIBUTE_CHARS = 8_192;
+
+/** Pairs requests with what ends them; feed it records in log order. */
+export class McpSpanBuilder {
+  private readonly open = new Map<string, Open>();
+  private readonly maxOpen: number;
+
+  constructor(
+    private readonly opts: SpanOptions,
+    private readonly emit: (span: McpSpan) => void,
+  ) {
+    this.maxOpen = opts.maxOpen ?? DEFAULT_MAX_OPEN;
+  }
+
+  get openRequests(): number {
+    return this.open.size;
+  }
+
+  record(r: Rec): void {
+    if (r.event === "rpc") this.rpc(r);
+    else if (r.event === "stop") this.closeAll(timeOf(r), "proxy stopped");
+  }
+
+  /** Ends every open span (at stop, or at the end of an offline log). */
+  closeAll(timeMs: number, reason: string): void {
+    for (const [key, entry] of this.open) {
+      this.open.delete(key);
+      this.finish(entry, timeMs, { type: "unanswered", message: reason }, undefined);
+    }
+  }
+
+  private rpc(r: Rec): void {
+    const kind = r.kind;
+    const time = timeOf(r);
+    if (kind === "request" && validId(r.id)) {
+      const key = requestKey(r, r.direction);
+      const previous = this.open.get(key);
+      if (previous) {
+        this.open.delete(key);
+        this.finish(previous, time, { type: "unanswered", message: "id_reused" }, undefined);
+      }
+      const entry: Open = { span: requestSpan(r, time, this.opts), decision: asRecord(r.decision) };
+      const decision = asRecord(r.decision);
+      // Enforce mode answered it itself: nothing more will come from the server.
+      if (decision?.enforced === true && decision.action === "deny") {
+        this.finish(entry, time, { type: "policy_denied", message: stringOr(ruleNames(decision).join(", "), "denied by policy") }, undefined);
+        return;
+      }
+      this.open.set(key, entry);
+      if (this.open.size > this.maxOpen) {
+        const [oldKey, oldest] = this.open.entries().next().value as [string, Open];
+        this.open.delete(oldKey);
+        this.finish(oldest, time, { type: "unanswered", message: "evicted" }, undefined);
+      }
+      return;
+    }
+    if ((kind === "response" || kind === "error" || kind === "unanswered") && validId(r.id)) {
+      const requestDirection = kind === "unanswered" ? r.direction : opposite(r.direction);
+      const key = requestKey(r, requestDirection);
+      const entry = this.open.get(key);
+      if (!entry) return;
+      this.open.delete(key);
+      this.finish(entry, time, endError(r), r);
+      return;
+    }
+    if (kind === "notification" && r.method === "notifications/progress") {
+      const related = asRecord(r.related);
+      if (!related || !validId(related.id)) return;
+      const entry = this.open.get(requestKey({ ...r, id: related.id }, opposite(r.direction)));
+      if (!entry || entry.span.events.length >= MAX_EVENTS_PER_SPAN) return;
+      const params = asRecord(r.params);
+      const attributes: Attributes = {};
+      for (const field of ["progress", "total"] as const) if (typeof params?.[field] === "number") attributes[`mcp.progress.${field}`] = params[field];
+      if (this.opts.payloads && typeof params?.message === "string") attributes["mcp.progress.message"] = cut(params.message);
+      entry.span.events.push({ name: "notifications/progress", timeMs: time, attributes });
+    }
+  }
+
+  private finish(entry: Open, endMs: number, error: McpSpan["error"], end: Rec | undefined): void {
+    const span = entry.span;
+    span.endMs = Math.max(span.startMs, endMs);
+    if (error) {
+      span.error = error;
+      span.attributes["error.type"] = error.type;
+      if (/^-?\d+$/.test(error.type)) span.attributes["rpc.response.status_code"] = error.type;
+    }
+    Object.assign(span.attributes, decisionAttributes(worst(entry.decision, asRecord(end?.decision))));
+    if (this.opts.payloads && end?.kind === "response" && end.result !== undefined) span.attributes["gen_ai.tool.call.result"] = cut(JSON.stringify(end.result));
+    this.emit(span);
+  }
+}
+
+/** One count per rule of a message's decision (`rule: "none"` when no rule fired): the decision counters. */
+export function decisionCounts(r: Rec): DecisionCount[] {
+  if (r.event !== "rpc" && r.event !== "policy") return [];
+  const decision = asRecord(r.decision);
+  if (!decision || typeof decision.action !== "string") return [];
+  const names = ruleNames(decision);
+  return (names.length > 0 ? names : ["none"]).map((rule) => ({ action: decision.action as string, rule }));
+}
+
+/** Attributes of the duration histogram for a finished span (low cardinality only). */
+export function durationAttributes(span: McpSpan): Attributes {
+  const out: Attributes = {};
+  for (const key of ["mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name", "error.type", "mcp.protocol.version", "network.transport"]) {
+    const v = span.attributes[key];
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+function requestSpan(r: Rec, time: number, opts: SpanOptions): McpSpan {
+  const method = typeof r.method === "string" ? r.method : "unknown";
+  const params = asRecord(r.params);
+  const a: Attributes = { "mcp.method.name": method, "jsonrpc.request.id": String(r.id), "network.transport": "tcp", "network.protocol.name": "http" };
+  let target: string | undefined;
+  if (method === "tools/call" && typeof r.tool === "string") {
+    target = a["gen_ai.tool.name"] = cut(r.tool);
+    a["gen_ai.operation.name"] = "execute_tool";
+  }
+  if (method === "prompts/get" && typeof params?.name === "string") target = a["gen_ai.prompt.name"] = cut(params.name);
+  if (method.startsWith("resources/") && typeof params?.uri === "string") a["mcp.resource.uri"] = cut(redactUrlQuery(params.uri));
+  if (typeof r.session === "string") a["mcp.session.id"] = cut(r.session);
+  if (typeof r.protocolVersion === "string") a["mcp.protocol.version"] = r.protocolVersion;
+  const server = splitServer(r.server);
+  if (server) {
+    a["server.address"] = server.address;
+    a["server.port"] = server.port;
+  }
+  if (typeof r.client === "string") {
+    const client = splitServer(r.client);
+    if (client) a["client.address"] = client.address;
+  }
+  if (typeof r.transport === "string") a["mcp_wiretap.transport"] = r.transport;
+  if (typeof r.flow === "string") a["mcp_wiretap.flow"] = r.flow;
+  if (r.direction === "server_to_client") a["mcp_wiretap.direction"] = "server_to_client";
+  if (opts.payloads && params && "arguments" in params) a["gen_ai.tool.call.arguments"] = cut(JSON.stringify(params.arguments));
+  const parent = typeof r.traceparent === "string" ? { traceparent: r.traceparent, ...(typeof r.tracestate === "string" ? { tracestate: r.tracestate } : {}) } : null;
+  return { name: target === undefined ? method : `${method} ${target}`, startMs: time, endMs: time, attributes: a, error: null, events: [], parent };
+}
+
+function endError(r: Rec): McpSpan["error"] {
+  if (r.kind === "error") {
+    const error = asRecord(r.error);
+    const code = typeof error?.code === "number" && Number.isInteger(error.code) ? String(error.code) : "_OTHER";
+    return { type: code, message: typeof error?.message === "string" ? cut(error.message) : "JSON-RPC error" };
+  }
+  if (r.kind === "unanswered") return { type: "unanswered", message: typeof r.reason === "string" ? r.reason : "unanswered" };
+  if (r.isError === true) return { type: "tool_error", message: "the tool reported an error (isError: true)" };
+  return null;
+}
+
+function decisionAttributes(decision: Rec | undefined): Attributes {
+  if (!decision || typeof decision.action !== "string") return {};
+  return {
+    "mcp_wiretap.decision.action": decision.action,
+    "mcp_wiretap.decision.rules": ruleNames(decision),
+    "mcp_wiretap.decision.enforced": decision.enforced === true,
+  };
+}
+
+const SEVERITY: Record<string, number> = { allow: 0, flag: 1, deny: 2 };
+
+/** The more severe of the request's and the answer's decisions, with the rules of both. */
+function worst(a: Rec | undefined, b: Rec | undefined): Rec | undefined {
+  if (!a || !b) return a ?? b;
+  const top = (SEVERITY[String(b.action)] ?? 0) > (SEVERITY[String(a.action)] ?? 0) ? b : a;
+  const rules = [...asArray(a.rules), ...asArray(b.rules)];
+  return { action: top.action, enforced: a.enforced === true || b.enforced === true, rules };
+}
+
+function ruleNames(decision: Rec): string[] {
+  const names = asArray(decision.rules).map((rule) => asRecord(rule)?.name).filter((n): n is string => typeof n === "string");
+  return [...new Set(names)].map(cut);
+}
+
+/** Requests are told apart by session (responses may come on another exchange: legacy SSE, GET stream), else by exchange. */
+function requestKey(r: Rec, direction: unknown): string {
+  const scope = typeof r.session === "string" ? `s:${r.session}` : `f:${String(r.flow)}`;
+  return `${String(r.server)}\u0000${scope}\u0000${String(direction)}\u0000${typeof r.id}:${String(r.id)}`;
+}
+
+function opposite(direction: unknown): string {
+  return direction === "client_to_server" ? "server_to_client" : "client_to_server";
+}
+
+function validId(id: unknown): id is string | number {
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+}
+
+/** `host:port` or `[v6]:port` as in the records. */
+export function splitServer(value: unknown): { address: string; port: number } | null {
+  if (typeof value !== "string") return null;
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  if (!m) return null;
+  return { address: (m[1] ?? m[2])!, port: Number(m[3]) };
+}
+
+function timeOf(r: Rec): number {
+  const t = typeof r.time === "string" ? Date.parse(r.time) : typeof r.time === "number" ? r.time : NaN;
+  return Number.isFinite(t) ? t : Date.now();
+}
+
+function asRecord(v: unknown): Rec | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Rec) : undefined;
+}
+
+function asArray(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function stringOr(s: string, fallback: string): string {
+  return s === "" ? fallback : s;
+}
+
+function cut(s: string): string {
+  return s.length > MAX_ATTRIBUTE_CHARS ? `${s.slice(0, MAX_ATTRIBUTE_CHARS)}…` : s;
+}

@@ -1,0 +1,53 @@
+/**
+ * A real redis-server on a loopback port for the shared-state tests (scripts/ensure-test-deps.sh installs it).
+ * Redis has no "port 0": a free port is found first, then handed to it.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import net from "node:net";
+import { waitUntil } from "../helpers/wait-until.js";
+
+export function redisAvailable(): boolean {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** Stops it (SIGKILL: as a crash would); idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A new redis-server; `port` to bring one back where an earlier one was. */
+export async function startRedis(port?: number): Promise<RedisServer> {
+  port ??= await freePort();
+  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  let exited = false;
+  const gone = new Promise<void>((resolve) => child.once("exit", () => ((exited = true), resolve())));
+  await waitUntil(() => /Ready to accept connections/.test(out) || exited, { timeoutMs: 10_000, what: "redis-server to start" });
+  if (exited) throw new Error(`redis-server did not start:\n${out}`);
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    async stop() {
+      if (!exited) child.kill("SIGKILL");
+      await gone;
+    },
+  };
+}
