@@ -1,7 +1,6 @@
 import http from "node:http";
 import type https from "node:https";
 import type { Duplex } from "node:stream";
-import type { TLSSocket } from "node:tls";
 import type { AddonChain } from "./addon-chain.js";
 import { tapForwarded } from "./body-taps.js";
 import type { ExchangeMode, Peer } from "./exchange.js";
@@ -9,9 +8,9 @@ import { ExchangeRecord } from "./exchange-record.js";
 import { endWithResponse, type ExchangeLegs } from "./exchange-teardown.js";
 import { framingHeader, headersAsForwarded, type RequestFraming } from "./framing.js";
 import { endToEndRawHeaders } from "./headers.js";
-import { sendResponse } from "./response-writer.js";
 import { formatTarget, type Target } from "./target.js";
 import type { UpgradeLeg, UpgradeStats } from "./upgrade.js";
+import { receiveResponse, receiveSwitch } from "./upstream-response.js";
 import { holdRequest } from "./request-hold.js";
 import { classifyUpstreamError } from "./upstream-error.js";
 import { openUpstreamRequest } from "./upstream-request.js";
@@ -84,36 +83,6 @@ export function forwardExchange(
     upstreamResponse: null,
   };
 
-  /** The upstream's answer: its head to the addons, its body to the client (and a copy to the taps). */
-  const onResponse = (upRes: http.IncomingMessage): void => {
-    legs.upstreamResponse = upRes;
-    upgrade?.leg.ordinary();
-    const socket = upRes.socket as TLSSocket | null;
-    if (route.secure && socket && typeof socket.getProtocol === "function") {
-      (ex.server as { tls: string | null }).tls = socket.getProtocol();
-    }
-    ex.response = { status: upRes.statusCode ?? 502, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
-    addons.responseHeaders(ex);
-    legs.responseTaps = addons.fanOut("response-tap", ex.responseTaps);
-    upRes.on("error", (err: NodeJS.ErrnoException) => {
-      ex.fail(classifyUpstreamError(err, server));
-      res.destroy();
-    });
-    upRes.on("aborted", () => ex.fail({ code: "upstream_reset", message: `${server}: response ended before it was complete` }));
-    sendResponse(ex, upRes, res, legs.responseTaps);
-  };
-
-  /** The upstream answered 101: the exchange ends here on the record, and the connection becomes a raw pipe. */
-  const switched = (upRes: http.IncomingMessage, socket: Duplex, head: Buffer, done: (stats: UpgradeStats) => void): void => {
-    legs.upstreamResponse = upRes;
-    if (route.secure && typeof (socket as TLSSocket).getProtocol === "function") (ex.server as { tls: string | null }).tls = (socket as TLSSocket).getProtocol();
-    ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
-    addons.responseHeaders(ex);
-    legs.responseTaps = addons.fanOut("response-tap", ex.responseTaps);
-    upgrade!.leg.switched(upRes, socket, head, done);
-    end();
-  };
-
   const openUpstream = (headers: string[]): http.ClientRequest =>
     openUpstreamRequest({
       upstream,
@@ -125,8 +94,12 @@ export function forwardExchange(
       mayRetry: () => ex.error?.code !== "client_aborted" && !legs.upstreamResponse && !res.destroyed,
       attach: (request) => {
         legs.upstreamRequest = request;
-        if (switchDone) request.on("upgrade", (upRes: http.IncomingMessage, socket: Duplex, head: Buffer) => switched(upRes, socket, head, switchDone));
-        request.on("response", onResponse);
+        if (switchDone) {
+          request.on("upgrade", (upRes: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+            receiveSwitch(legs, addons, route, { upRes, socket, head }, upgrade!.leg, switchDone, end),
+          );
+        }
+        request.on("response", (upRes: http.IncomingMessage) => receiveResponse(legs, addons, route, upRes, upgrade?.leg));
       },
       failed: (err) => {
         if (ex.error?.code === "client_aborted") return;
