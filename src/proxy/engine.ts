@@ -45,10 +45,17 @@ const HEADERS_TIMEOUT_MS = 60_000;
 
 /**
  * The engine's own test (its static `parseHostAndPort`: an absolute http:// target, or a Host header), asked on
- * a copy because it rewrites `url` in place.
+ * a copy because it rewrites `url` in place. A Host header starting with `http://` the engine would read with
+ * node's legacy `url.parse`, which throws on some values (`http://[::1`: an uncaught exception that ends the
+ * process) and prints a deprecation warning: such requests go past the engine too.
  */
 function engineCanPlace(req: http.IncomingMessage, target: string): boolean {
-  return Proxy.parseHostAndPort({ url: target, headers: req.headers } as http.IncomingMessage) !== null;
+  if (/^http:\/\//.test(req.headers.host ?? "")) return false;
+  try {
+    return Proxy.parseHostAndPort({ url: target, headers: req.headers } as http.IncomingMessage) !== null;
+  } catch {
+    return false;
+  }
 }
 
 export class Engine {
@@ -81,7 +88,8 @@ export class Engine {
     this.server.on("request", (req, res) => {
       const target = req.url ?? "/";
       // The engine answers a request it cannot place (no Host, not an absolute http:// URI: HTTP/1.0) with a
-      // 400 of its own before any hook runs. Those go straight to us, to be routed and recorded like any other.
+      // 400 of its own before any hook runs, and throws on some Host values. Those go straight to us, to be
+      // routed and recorded like any other.
       if (!engineCanPlace(req, target)) {
         handlers.request(req, res, target);
         return;

@@ -56,6 +56,24 @@ describe("requests without a Host header (HTTP/1.0) are routed and recorded by t
     expect(secure.all().length).toBe(before);
   });
 
+  it("a Host header the engine's own parser throws on (`http://[::1`) is refused on the record, and the proxy keeps serving", async () => {
+    const answer = parseRawResponse(await rawProxyExchange(proxy, "GET /x HTTP/1.1\r\nHost: http://[::1\r\nConnection: close\r\n\r\n"));
+    expect(answer.status).toBe(400);
+    await proxy.waitForRecord((r) => r.event === "refused" && r.stage === "request" && r.host === "http://[::1");
+    const health = parseRawResponse(await rawProxyExchange(proxy, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    expect(health.status).toBe(200);
+  });
+
+  it("the same Host header inside a CONNECT tunnel is refused (421) on the record", async () => {
+    const { status, socket } = await openTunnel(proxy, secure.authority);
+    expect(status).toBe(200);
+    const tls = await tlsThroughTunnel(socket, "127.0.0.1", proxy.caPem);
+    const done = readAll(tls);
+    tls.write("GET /t HTTP/1.1\r\nHost: http://[::1\r\nConnection: close\r\n\r\n");
+    expect(parseRawResponse(await done).status).toBe(421);
+    await proxy.waitForRecord((r) => r.event === "refused" && r.status === 421 && r.host === "http://[::1" && r.server === secure.authority);
+  });
+
   it("GET /healthz over HTTP/1.0 without Host is answered by the health check", async () => {
     const answer = parseRawResponse(await rawProxyExchange(proxy, "GET /healthz HTTP/1.0\r\n\r\n"));
     expect(answer.status).toBe(200);
