@@ -81,6 +81,23 @@ describe("requests without a Host header (HTTP/1.0) are routed and recorded by t
   });
 });
 
+describe("reverse mode: an HTTP/1.0 request without Host", () => {
+  it("is forwarded with the mapping's Host and recorded, as any other request on the reverse port", async () => {
+    const plain = await startRawUpstream({ tls: false });
+    const proxy = await startTestProxy({ reverse: [`:0=http://${plain.authority}`] });
+    try {
+      const answer = parseRawResponse(await rawProxyExchange({ host: proxy.host, port: proxy.reversePorts[0]! }, "GET /r HTTP/1.0\r\n\r\n"));
+      expect(answer.status).toBe(200);
+      expect(plain.all()).toMatch(/^GET \/r HTTP\/1\.1\r\n/);
+      expect(plain.all().match(/^host:.*$/gim)).toEqual([`host: ${plain.authority}`]);
+      await proxy.waitForRecord((r) => r.event === "http" && r.mode === "reverse" && r.path === "/r" && r.status === 200);
+    } finally {
+      await proxy.stop();
+      await plain.close();
+    }
+  });
+});
+
 describe("the engine's private entry points (pinned against upgrades)", () => {
   it("the engine itself still refuses a request without a host before its hooks run (why engine.ts routes it past)", async () => {
     const engine = new Proxy();
