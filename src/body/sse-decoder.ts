@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
+import { SseBlankLines } from "./sse-blank-lines.js";
 
 /** One dispatched SSE event. `byteOffset`: where its block starts in the (content-decoded) stream. */
 export interface SseEvent {
@@ -41,17 +42,13 @@ export interface SseDecoder {
   readonly bytes: number;
 }
 
-const LF = 0x0a;
-const CR = 0x0d;
-const BOM = [0xef, 0xbb, 0xbf];
-
 export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   return new BoundedSseDecoder(options);
 }
 
 /**
  * eventsource-parser does the SSE field grammar; this wrapper finds the blank lines itself, on the raw
- * bytes (CR and LF never occur inside a UTF-8 sequence), so it can feed the parser one event block at a
+ * bytes (`SseBlankLines`, shared with the enforce-mode framer), so it can feed the parser one event block at a
  * time. That gives each event its byte offset and lets it drop a block that outgrows `maxEventBytes`
  * before the parser ever buffers it: the parser never holds more than one block of at most that size.
  */
@@ -60,11 +57,8 @@ class BoundedSseDecoder implements SseDecoder {
   // `ignoreBOM`: keep U+FEFF in the text so the parser alone strips it, exactly once, like the scanner below.
   private readonly text = new TextDecoder("utf-8", { ignoreBOM: true });
   private offset = 0;
-  private readonly head: number[] = [];
+  private readonly lines = new SseBlankLines();
   private blockStart = 0;
-  private lineStart = 0;
-  /** The previous chunk ended with a CR line end; a LF starting this chunk belongs to it. */
-  private afterCR = false;
   /** Dropping an oversized block until its blank line. */
   private skipping = false;
   private ended = false;
@@ -94,43 +88,21 @@ class BoundedSseDecoder implements SseDecoder {
     if (this.ended || chunk.length === 0) return;
     const base = this.offset;
     this.offset += chunk.length;
-    for (let i = 0; this.head.length < 3 && i < chunk.length; i++) this.head.push(chunk[i]!);
-
-    let pos = 0;
     let feedFrom = 0;
-    if (this.afterCR) {
-      this.afterCR = false;
-      if (chunk[0] === LF) {
-        pos = 1;
-        this.lineStart = base + 1;
+    this.lines.scan(chunk, {
+      crlfContinued: () => {
         if (this.blockStart === base) this.blockStart = base + 1;
-      }
-    }
-    let crAt = chunk.indexOf(CR, pos);
-    let lfAt = chunk.indexOf(LF, pos);
-    while (pos < chunk.length) {
-      if (crAt !== -1 && crAt < pos) crAt = chunk.indexOf(CR, pos);
-      if (lfAt !== -1 && lfAt < pos) lfAt = chunk.indexOf(LF, pos);
-      const lineEnd = crAt === -1 ? lfAt : lfAt === -1 ? crAt : Math.min(crAt, lfAt);
-      if (lineEnd === -1) break;
-      let next = lineEnd + 1;
-      if (chunk[lineEnd] === CR) {
-        if (next === chunk.length) this.afterCR = true;
-        else if (chunk[next] === LF) next++;
-      }
-      const blank = this.isBlankLine(base + lineEnd);
-      pos = next;
-      this.lineStart = base + next;
-      if (!blank) continue;
-
-      // Size up to the blank line's first byte: whether a LF follows a CR may only show in the next chunk.
-      const size = base + lineEnd + 1 - this.blockStart;
-      if (this.skipping) this.skipping = false;
-      else if (size > this.options.maxEventBytes) this.dropBlock(size);
-      else this.feedCompleteBlock(chunk.subarray(feedFrom, next));
-      feedFrom = next;
-      this.blockStart = base + next;
-    }
+      },
+      blank: (lineEnd, next) => {
+        // Size up to the blank line's first byte: whether a LF follows a CR may only show in the next chunk.
+        const size = base + lineEnd + 1 - this.blockStart;
+        if (this.skipping) this.skipping = false;
+        else if (size > this.options.maxEventBytes) this.dropBlock(size);
+        else this.feedCompleteBlock(chunk.subarray(feedFrom, next));
+        feedFrom = next;
+        this.blockStart = base + next;
+      },
+    });
 
     if (this.skipping) return;
     const pending = this.offset - this.blockStart;
@@ -165,13 +137,6 @@ class BoundedSseDecoder implements SseDecoder {
     if (unreported > 0) {
       this.problem("sse_invalid_field", `${unreported} more invalid SSE lines not reported one by one`);
     }
-  }
-
-  /** A line is blank when nothing precedes its line end, a stream-initial BOM aside (the parser strips that). */
-  private isBlankLine(lineEndOffset: number): boolean {
-    const length = lineEndOffset - this.lineStart;
-    if (length === 0) return true;
-    return this.lineStart === 0 && length === 3 && BOM.every((byte, i) => this.head[i] === byte);
   }
 
   /** CR and LF never occur inside a UTF-8 sequence: a block is valid UTF-8 or not on its own. */

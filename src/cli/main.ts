@@ -21,5 +21,7 @@ if (!isSupported(found)) {
   process.exit(1);
 }
 
+// GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
+(await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();
 const { main } = await import("./program.js");
 await main(process.argv);

@@ -5,7 +5,7 @@ import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { Peer, TunnelInfo } from "./exchange.js";
 import { formatTarget, parseConnectTarget, type Target } from "./target.js";
-import { countForwarded } from "./reclaim.js";
+import { countForwarded } from "./body-taps.js";
 
 /** What the proxy knows about the tunnel a request arrived through. */
 export interface TunnelContext {

@@ -14,6 +14,12 @@ import { Proxy } from "http-mitm-proxy";
  * - the exchange itself: taken over in `onRequest`, because the engine's forwarding ignores backpressure and
  *   re-frames bodies as chunked once anything watches them;
  * - errors: reported to our logger instead of the console.
+ *
+ * The engine's documented entry point, `listen()`, cannot be used: it creates a CA of its own on disk (default
+ * file modes, a pure-JS RSA key), an HTTP server without our head timeout, and a WebSocket server that takes
+ * the `upgrade` event. So our server hands each request to the engine's request path, `_onHttpServerRequest`,
+ * and `_onError` is overridden (the engine prints every error and answers 504 on a response we own). These two
+ * private names are the whole private use; test/proxy/engine.test.ts pins them.
  */
 export interface EngineHandlers {
   connect(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
@@ -36,6 +42,21 @@ class QuietProxy extends Proxy {
 }
 
 const HEADERS_TIMEOUT_MS = 60_000;
+
+/**
+ * The engine's own test (its static `parseHostAndPort`: an absolute http:// target, or a Host header), asked on
+ * a copy because it rewrites `url` in place. A Host header starting with `http://` the engine would read with
+ * node's legacy `url.parse`, which throws on some values (`http://[::1`: an uncaught exception that ends the
+ * process) and prints a deprecation warning: such requests go past the engine too.
+ */
+function engineCanPlace(req: http.IncomingMessage, target: string): boolean {
+  if (/^http:\/\//.test(req.headers.host ?? "")) return false;
+  try {
+    return Proxy.parseHostAndPort({ url: target, headers: req.headers } as http.IncomingMessage) !== null;
+  } catch {
+    return false;
+  }
+}
 
 export class Engine {
   readonly server: http.Server;
@@ -65,7 +86,15 @@ export class Engine {
     // No idle timeout: an SSE response may stay open for hours.
     this.server.timeout = 0;
     this.server.on("request", (req, res) => {
-      requestTargets.set(req, req.url ?? "/");
+      const target = req.url ?? "/";
+      // The engine answers a request it cannot place (no Host, not an absolute http:// URI: HTTP/1.0) with a
+      // 400 of its own before any hook runs, and throws on some Host values. Those go straight to us, to be
+      // routed and recorded like any other.
+      if (!engineCanPlace(req, target)) {
+        handlers.request(req, res, target);
+        return;
+      }
+      requestTargets.set(req, target);
       this.proxy._onHttpServerRequest(false, req, res);
     });
     this.server.on("connect", handlers.connect);

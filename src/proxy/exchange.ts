@@ -111,9 +111,21 @@ export interface ResponseHead {
   source: "upstream" | "proxy";
 }
 
+/** Why an exchange failed; the `error.code` of `http` records (docs/log-format.md lists them). */
+export type ExchangeErrorCode =
+  | "upstream_tls"
+  | "upstream_dns"
+  | "upstream_connect"
+  | "upstream_timeout"
+  | "upstream_reset"
+  | "upstream_error"
+  /** The client went away first. */
+  | "client_aborted"
+  /** The proxy stopped before the exchange was complete. */
+  | "shutdown";
+
 export interface ExchangeError {
-  /** Stable code: "upstream_tls", "upstream_connect", "upstream_reset", "client_aborted", ... */
-  code: string;
+  code: ExchangeErrorCode;
   message: string;
   /** The TLS error code of a failed upstream handshake, e.g. "CERT_HAS_EXPIRED". */
   tlsError?: string;

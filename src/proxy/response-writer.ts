@@ -3,7 +3,7 @@ import type { TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
-import { tapForwarded } from "./reclaim.js";
+import { tapForwarded } from "./body-taps.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or

@@ -1,16 +1,18 @@
+import { SseBlankLines } from "../body/sse-blank-lines.js";
+
 const LF = 0x0a;
 const CR = 0x0d;
 
 /**
  * Splits a raw event stream into whole events (each with its closing blank line), without decoding it:
- * what is passed on is exactly the bytes received. Lines end with LF, CR or CRLF; an event ends at an
- * empty line. When a blank line ends with CR, the framer waits for the next byte (an LF belongs to it).
+ * what is passed on is exactly the bytes received. The blank lines are the decoder's (`SseBlankLines`), so an
+ * event judged here is an event the decoder reads. When a blank line ends with CR at the end of a chunk, the
+ * framer waits for the next byte (an LF belongs to it).
  */
 export class SseFramer {
+  private readonly lines = new SseBlankLines();
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private lineEmpty = true;
-  private prevCr = false;
   private boundaryPending = false;
   /** The current event outgrew the limit: its pieces pass on unjudged until it ends. */
   private oversized = false;
@@ -29,45 +31,35 @@ export class SseFramer {
   }
 
   push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     let start = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const byte = chunk[i]!;
-      if (this.boundaryPending) {
-        this.boundaryPending = false;
-        if (byte === LF) {
-          this.prevCr = false;
-          this.end(chunk, start, i + 1);
-          start = i + 1;
-          continue;
-        }
-        this.end(chunk, start, i);
-        start = i;
-      }
-      if (byte === LF) {
-        if (this.prevCr) {
-          this.prevCr = false;
-          continue;
-        }
-        if (this.lineEmpty) {
-          this.end(chunk, start, i + 1);
-          start = i + 1;
-        }
-        this.lineEmpty = true;
-      } else if (byte === CR) {
-        this.prevCr = true;
-        if (this.lineEmpty) this.boundaryPending = true;
-        this.lineEmpty = true;
-      } else {
-        this.prevCr = false;
-        this.lineEmpty = false;
-      }
+    if (this.boundaryPending) {
+      this.boundaryPending = false;
+      start = chunk[0] === LF ? 1 : 0;
+      this.end(chunk, 0, start);
     }
+    this.lines.scan(chunk, {
+      blank: (lineEnd, next) => {
+        if (chunk[lineEnd] === CR && next === lineEnd + 1 && next === chunk.length) {
+          this.boundaryPending = true;
+          return;
+        }
+        this.end(chunk, start, next);
+        start = next;
+      },
+    });
     if (start < chunk.length) this.hold(chunk.subarray(start));
   }
 
-  /** The stream ended: whatever is held goes out as it is. */
+  /**
+   * The stream ended: an event whose blank line ended with CR is complete and judged; whatever else is held
+   * goes out as it is.
+   */
   flush(): void {
-    this.boundaryPending = false;
+    if (this.boundaryPending) {
+      this.boundaryPending = false;
+      this.end(Buffer.alloc(0), 0, 0);
+    }
     if (this.pendingBytes > 0) this.onUnjudged(this.take());
     this.oversized = false;
   }

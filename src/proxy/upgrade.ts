@@ -1,7 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import { countForwarded } from "./reclaim.js";
+import { countForwarded } from "./body-taps.js";
 
 export interface UpgradeStats {
   bytesUp: number;
