@@ -187,11 +187,17 @@ export function forwardExchange(
       req.off("data", collect);
       req.off("end", onEnd);
       req.pause();
-      void Promise.resolve(hold.decide(null)).then((v) => apply(v, "piped"), () => apply({ action: "forward" }, "piped"));
+      judge(null, "piped");
     };
-    const onEnd = (): void => {
-      void Promise.resolve(hold.decide(Buffer.concat(chunks))).then((v) => apply(v, "done"), () => apply({ action: "forward" }, "done"));
-    };
+    const onEnd = (): void => judge(Buffer.concat(chunks), "done");
+    // A judgement that throws or rejects fails closed: the body never goes upstream unjudged.
+    const judge = (body: Buffer | null, rest: "piped" | "done"): void =>
+      void Promise.resolve()
+        .then(() => hold.decide(body))
+        .then(
+          (v) => apply(v, rest),
+          () => apply(UNJUDGED, rest),
+        );
     req.on("data", collect);
     req.on("end", onEnd);
     // The engine hands the request over paused.
@@ -227,6 +233,11 @@ export function forwardExchange(
   });
   return ex;
 }
+
+const UNJUDGED: RequestVerdict = {
+  action: "respond",
+  response: { status: 500, headers: { "content-type": "text/plain; charset=utf-8" }, body: Buffer.from("mcp-wiretap: the request could not be judged (internal error); not forwarded\n") },
+};
 
 /** Framing is the proxy's own; `Expect: 100-continue` was answered by node's server already. */
 const FRAMED_BY_PROXY = ["content-length", "expect"];

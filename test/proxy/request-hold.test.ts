@@ -1,0 +1,54 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { AddonChain } from "../../src/proxy/addon-chain.js";
+import type { Addon, RequestVerdict } from "../../src/proxy/exchange.js";
+import { forwardExchange, type Upstream } from "../../src/proxy/forward.js";
+import { requestFraming } from "../../src/proxy/framing.js";
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+async function listen(handler: http.RequestListener): Promise<number> {
+  const server = http.createServer(handler);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A front server that forwards through `forwardExchange` with one addon holding every request body. */
+async function holdingProxy(decide: (body: Buffer | null) => Promise<RequestVerdict>, upstreamPort: number): Promise<number> {
+  const addon: Addon = { name: "hold", requestHeaders: (ex) => ex.holdRequest({ maxBytes: 16, decide }) };
+  const chain = new AddonChain([addon], () => {});
+  const upstream: Upstream = { httpAgent: new http.Agent(), httpsAgent: undefined as never, insecure: false, connectTimeoutMs: 2000 };
+  return listen((req, res) => {
+    const framed = requestFraming(req);
+    if (!framed.ok) throw new Error(framed.reason);
+    forwardExchange(chain, upstream, { mode: "reverse", target: { host: "127.0.0.1", port: upstreamPort }, secure: false, client: { address: "127.0.0.1", port: 0, tls: null }, path: req.url ?? "/" }, req, res, { framing: framed.framing });
+  });
+}
+
+async function post(port: number, body: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  return { status: res.status, text: await res.text() };
+}
+
+describe("a held request whose judgement fails", () => {
+  for (const [name, size] of [["whole body", 10], ["body past the hold limit", 64]] as const) {
+    it(`is not forwarded (${name})`, async () => {
+      let reached = 0;
+      const upstreamPort = await listen((req, res) => {
+        reached++;
+        req.resume();
+        res.end("ran");
+      });
+      const port = await holdingProxy(() => Promise.reject(new Error("judge broke")), upstreamPort);
+      const answer = await post(port, "x".repeat(size));
+      expect(reached).toBe(0);
+      expect(answer.status).toBe(500);
+      expect(answer.text).toMatch(/could not be judged/);
+    });
+  }
+});
