@@ -18,9 +18,8 @@ async function listen(handler: http.RequestListener): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** A front server that forwards through `forwardExchange` with one addon holding every request body. */
-async function holdingProxy(decide: (body: Buffer | null) => Promise<RequestVerdict>, upstreamPort: number): Promise<number> {
-  const addon: Addon = { name: "hold", requestHeaders: (ex) => ex.holdRequest({ maxBytes: 16, decide }) };
+/** A front server that forwards through `forwardExchange` with one enforcing addon. */
+async function proxyWith(addon: Addon, upstreamPort: number): Promise<number> {
   const chain = new AddonChain([addon], () => {});
   const upstream: Upstream = { httpAgent: new http.Agent(), httpsAgent: undefined as never, insecure: false, connectTimeoutMs: 2000 };
   return listen((req, res) => {
@@ -44,11 +43,43 @@ describe("a held request whose judgement fails", () => {
         req.resume();
         res.end("ran");
       });
-      const port = await holdingProxy(() => Promise.reject(new Error("judge broke")), upstreamPort);
+      const decide = (): Promise<RequestVerdict> => Promise.reject(new Error("judge broke"));
+      const port = await proxyWith({ name: "hold", requestHeaders: (ex) => ex.holdRequest({ maxBytes: 16, decide }) }, upstreamPort);
       const answer = await post(port, "x".repeat(size));
       expect(reached).toBe(0);
       expect(answer.status).toBe(500);
       expect(answer.text).toMatch(/could not be judged/);
     });
   }
+});
+
+describe("a response whose judgement fails", () => {
+  it("is not passed on (whole JSON body)", async () => {
+    const upstreamPort = await listen((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":1,"result":{"poisoned":true}}');
+    });
+    const rewrite = (): Promise<Buffer | null> => Promise.reject(new Error("judge broke"));
+    const port = await proxyWith({ name: "rewrite", responseHeaders: (ex) => void ex.rewriteResponse({ kind: "whole", maxBytes: 1 << 20, rewrite }) }, upstreamPort);
+    const answer = await post(port, "{}");
+    expect(answer.text).not.toContain("poisoned");
+    expect(answer.status).toBe(502);
+    expect(answer.text).toMatch(/could not be judged/);
+  });
+
+  it("is not passed on (an event of a stream)", async () => {
+    const upstreamPort = await listen((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{"fine":true}}\n\n');
+      res.end('event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"poisoned":true}}\n\n');
+    });
+    const event = (raw: Buffer): Buffer => {
+      if (raw.includes("poisoned")) throw new Error("judge broke");
+      return raw;
+    };
+    const port = await proxyWith({ name: "rewrite", responseHeaders: (ex) => void ex.rewriteResponse({ kind: "events", maxEventBytes: 1 << 20, event }) }, upstreamPort);
+    const answer = await post(port, "{}").catch((err: Error) => ({ status: 0, text: String(err) }));
+    expect(answer.text).not.toContain("poisoned");
+  });
 });
