@@ -5,6 +5,10 @@ import { AddonChain } from "../../src/proxy/addon-chain.js";
 import type { Addon, RequestVerdict } from "../../src/proxy/exchange.js";
 import { forwardExchange, type Upstream } from "../../src/proxy/forward.js";
 import { requestFraming } from "../../src/proxy/framing.js";
+import { mcpAddon } from "../../src/mcp/addon.js";
+import { McpTracker } from "../../src/mcp/tracker.js";
+import type { RpcEvent } from "../../src/mcp/rpc-event.js";
+import { judgeReadings, settleEnforcement } from "../../src/policy/enforcement.js";
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -82,4 +86,52 @@ describe("a response whose judgement fails", () => {
     const answer = await post(port, "{}").catch((err: Error) => ({ status: 0, text: String(err) }));
     expect(answer.text).not.toContain("poisoned");
   });
+});
+
+describe("an MCP message whose judgement throws", () => {
+  /** The MCP addon in enforce mode behind an allow-all policy; `fail` says which stage throws on `tools/call`. */
+  function mcpProxy(upstreamPort: number, records: RpcEvent[], fail: "policy" | "record"): Promise<number> {
+    const policy = {
+      enforcing: true,
+      judge: (e: RpcEvent) => {
+        if (fail === "policy" && e.method === "tools/call") throw new Error("judge broke");
+        return { action: "allow" as const, enforced: false, rules: [] };
+      },
+    };
+    const tracker = new McpTracker(
+      {
+        rpc: (e) => {
+          e.decision = judgeReadings(policy, e);
+          settleEnforcement(e, e.decision, true);
+          if (fail === "record" && e.method === "tools/call") throw new Error("log broke");
+          records.push(e);
+        },
+        session: () => {},
+      },
+      { maxPending: 10, maxSessions: 10 },
+    );
+    return proxyWith(mcpAddon(tracker, { maxInspectBytes: 1 << 20, enforce: { maxInspectBytes: 1 << 20, removeDeniedTools: true } }), upstreamPort);
+  }
+
+  for (const fail of ["policy", "record"] as const) {
+    it(`(${fail} stage) is refused with the unreadable error and recorded, never forwarded`, async () => {
+      let reached = 0;
+      const upstreamPort = await listen((req, res) => {
+        reached++;
+        req.resume();
+        res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":2,"result":{}}');
+      });
+      const records: RpcEvent[] = [];
+      const port = await mcpProxy(upstreamPort, records, fail);
+      const answer = await post(port, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm","arguments":{}}}');
+      expect(reached).toBe(0);
+      expect(JSON.parse(answer.text)).toMatchObject({ id: fail === "policy" ? 1 : null, error: { code: -32052 } });
+      expect(records.find((r) => r.decision?.enforced === true)).toMatchObject(fail === "policy" ? { kind: "request", method: "tools/call" } : { kind: "invalid" });
+      // Other messages still pass.
+      const ping = await post(port, '{"jsonrpc":"2.0","id":2,"method":"ping"}');
+      expect(ping.status).toBe(200);
+      expect(reached).toBe(1);
+      await new Promise((r) => setTimeout(r, 50));
+    });
+  }
 });
