@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createContentDecoder, parseContentEncoding } from "./content-decoding.js";
+import { duplicateMemberDoubt } from "./duplicate-members.js";
 import { maxDepth, parseJsonText } from "./json-body.js";
 import type { BodyProblem } from "./problem.js";
 
@@ -56,6 +57,8 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
       problem = { code: "json_too_deep", message: `JSON body nests deeper than ${opts.maxJsonDepth} levels` };
       continue;
     }
+    const twice = duplicateMemberDoubt(text);
+    if (twice !== null) doubts.push(twice);
     if (values.length === 0) bytes = size;
     values.push(parsed.value);
   }

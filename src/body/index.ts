@@ -1,4 +1,5 @@
 import type { BodyTap } from "../proxy/exchange.js";
+import { duplicateMemberDoubt } from "./duplicate-members.js";
 import { readJsonBody, type JsonReading } from "./body-reading.js";
 import { collectBody } from "./json-body.js";
 import { describeError, type BodyProblem } from "./problem.js";
@@ -149,7 +150,7 @@ function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => voi
     onRecord: (record: SseRecord) => {
       switch (record.type) {
         case "event": {
-          const doubts = [streamDoubt, record.event.invalidUtf8 ? "the event is not valid UTF-8" : null].filter((d) => d !== null);
+          const doubts = [streamDoubt, record.event.invalidUtf8 ? "the event is not valid UTF-8" : null, duplicateMemberDoubt(record.event.data)].filter((d) => d !== null);
           return emit({ kind: "sse", event: record.event, ...(doubts.length > 0 ? { ambiguity: doubts.join("; ") } : {}) });
         }
         case "comment":

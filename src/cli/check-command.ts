@@ -32,6 +32,13 @@ export async function checkCommand(files: string[], o: CheckCommandOptions, io: 
     }
     throw err;
   }
+  // A gate must not pass on an input that is not a log at all (a wrong path, a recording that never started).
+  const empty = logs.sources.find((s) => s.records === 0);
+  if (empty) {
+    const n = empty.unreadable.length;
+    io.stderr.write(`mcp-wiretap: ${empty.name} holds no mcp-wiretap record (${n} line${n === 1 ? "" : "s"} skipped)\n`);
+    return CHECK_EXIT.usage;
+  }
   const failOn = o.failOn ?? [...DEFAULT_FAIL_ON];
   const options = {
     failOn,

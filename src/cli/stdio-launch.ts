@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, mkdirSync } from "node:fs";
+import { closeSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
@@ -8,6 +8,7 @@ import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
+import { ensurePrivateDir } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
 import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
@@ -28,10 +29,11 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.
   const session = randomUUID();
   const pinsDir = path.resolve(o.caDir);
-  // The pin store is written on the first tools/list: its folder must exist (created private, as the CA's is).
+  // The pin store is written on the first tools/list: its folder must be private, as the CA's is.
   try {
-    mkdirSync(pinsDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(pinsDir, "--ca-dir");
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
   const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));

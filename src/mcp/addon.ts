@@ -56,9 +56,11 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     if (p.code === "empty_body") return;
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
-    const unreadable = p.ambiguity !== undefined && (flow.isMcp || direction === "client_to_server");
+    // A stage that threw while judging a message (decoder_failed) leaves it unjudged: unreadable too.
+    const doubt = p.ambiguity ?? (p.code === "decoder_failed" ? `internal error while judging it (${p.message})` : undefined);
+    const unreadable = doubt !== undefined && (flow.isMcp || direction === "client_to_server");
     if (!flow.isMcp && !unreadable) return;
-    const extra: Partial<MessageContext> = unreadable ? { readability: { reason: p.ambiguity!, alternates: [] } } : {};
+    const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
     const event = tracker.invalid(flow.context(direction, extra), why, 0);
@@ -174,7 +176,10 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     exchangeEnd(ex) {
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
-      void Promise.allSettled(flow.decoding).then(() => finish(tracker, flow));
+      // A stage that throws here must not become an unhandled rejection (which ends the process).
+      void Promise.allSettled(flow.decoding)
+        .then(() => finish(tracker, flow))
+        .catch(() => {});
     },
 
     close() {

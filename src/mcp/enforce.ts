@@ -26,11 +26,14 @@ export function stripContentCoding(ex: Exchange): void {
  * the client gets a policy error in the form it reads responses in.
  */
 export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
+  const start = sniffed ? watchBodyStart(flow.ex) : null;
   flow.ex.holdRequest({
     maxBytes: opts.maxInspectBytes,
     decide: async (body): Promise<RequestVerdict> => {
-      // A large body under a non-JSON content type, on an exchange with no MCP header, is not MCP: it passes.
-      if (body === null && sniffed && !flow.hinted) return { action: "forward" };
+      // A large body under a non-JSON content type, on an exchange with no MCP header, that cannot be JSON (its
+      // first byte after any whitespace is not a brace, a bracket or a byte order mark, and it is not
+      // content-coded) is not MCP: it passes. Anything else a lenient server might parse is refused below.
+      if (body === null && start?.notJson() && !flow.hinted) return { action: "forward" };
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
@@ -54,6 +57,27 @@ export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: Enforce
       return { action: "forward", body: Buffer.from(JSON.stringify(replaceClientResponses(events))) };
     },
   });
+}
+
+/** JSON text may start with whitespace; a body that is padding so far, or starts `{`, `[` or a BOM, may be JSON. */
+const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const MAY_START_JSON = new Set([0x7b, 0x5b, 0xef, 0xfe, 0xff, 0x00]);
+
+function watchBodyStart(ex: Exchange): { notJson(): boolean } {
+  let first: number | null = null;
+  const coded = ex.request.headers["content-encoding"] !== undefined && !/^\s*(identity)?\s*$/i.test(String(ex.request.headers["content-encoding"]));
+  ex.tapRequest({
+    data(chunk) {
+      if (first !== null) return;
+      for (const byte of chunk) {
+        if (JSON_WHITESPACE.has(byte)) continue;
+        first = byte;
+        return;
+      }
+    },
+    end() {},
+  });
+  return { notJson: () => !coded && first !== null && !MAY_START_JSON.has(first) };
 }
 
 /**

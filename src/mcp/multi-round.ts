@@ -64,6 +64,8 @@ export class MultiRoundCalls {
     if (!inputRequired) return request.call === undefined ? undefined : { call: request.call, round: request.round ?? 1 };
     const call = request.call ?? `${request.flow}#${idKey(request.id)}`;
     const round: OpenRound = { call, round: request.round ?? 1, group: groupOf(request), state: stateHash(result?.requestState) };
+    // A request id used again on the same flow (one flow per stdio launch) starts a new call: the old one goes.
+    this.close(call);
     this.byCall.set(call, round);
     const group = this.byGroup.get(round.group);
     if (group) group.push(round);
@@ -77,7 +79,8 @@ export class MultiRoundCalls {
     if (!open) return;
     this.byCall.delete(call);
     const group = this.byGroup.get(open.group) ?? [];
-    group.splice(group.indexOf(open), 1);
+    const at = group.indexOf(open);
+    if (at !== -1) group.splice(at, 1);
     if (group.length === 0) this.byGroup.delete(open.group);
   }
 }

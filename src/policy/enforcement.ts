@@ -11,6 +11,17 @@ export const UNREADABLE_RULE = "unreadable";
  * rule: enforce mode refuses it, monitor mode flags it.
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
+  try {
+    return judgeEveryReading(policy, e);
+  } catch (err) {
+    // A judgement that throws is no verdict: the message is refused (enforce) or flagged, and still recorded.
+    const reason = `the policy could not judge it (${err instanceof Error ? err.message : String(err)})`;
+    const rule: DecisionRule = { name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason };
+    return { action: rule.action, enforced: policy.enforcing, rules: [rule] };
+  }
+}
+
+function judgeEveryReading(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
   const decision = policy.judge(e);
   if (!e.readability) return decision;
   const rules = [...decision.rules];

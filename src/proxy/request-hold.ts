@@ -13,8 +13,8 @@ export interface HeldRequestOutcome {
 
 /**
  * Enforce mode: the request body is read (up to `hold.maxBytes`) before anything is sent upstream, and the
- * hold's verdict decides what happens; a `decide` that rejects forwards the request. Nothing is done once the
- * client has gone.
+ * hold's verdict decides what happens; a `decide` that throws or rejects fails closed: the client gets a 500
+ * and the body never goes upstream unjudged. Nothing is done once the client has gone.
  */
 export function holdRequest(req: http.IncomingMessage, res: http.ServerResponse, hold: RequestHold, outcome: HeldRequestOutcome): void {
   const chunks: Buffer[] = [];
@@ -29,7 +29,12 @@ export function holdRequest(req: http.IncomingMessage, res: http.ServerResponse,
     outcome.forward(verdict.body ?? (rest === "done" ? Buffer.concat(chunks) : null), chunks);
   };
   const decide = (body: Buffer | null, rest: "piped" | "done"): void => {
-    void Promise.resolve(hold.decide(body)).then((v) => apply(v, rest), () => apply({ action: "forward" }, rest));
+    void Promise.resolve()
+      .then(() => hold.decide(body))
+      .then(
+        (v) => apply(v, rest),
+        () => apply(UNJUDGED, rest),
+      );
   };
   const collect = (chunk: Buffer): void => {
     chunks.push(chunk);
@@ -46,3 +51,8 @@ export function holdRequest(req: http.IncomingMessage, res: http.ServerResponse,
   // The engine hands the request over paused.
   req.resume();
 }
+
+const UNJUDGED: RequestVerdict = {
+  action: "respond",
+  response: { status: 500, headers: { "content-type": "text/plain; charset=utf-8" }, body: Buffer.from("mcp-wiretap: the request could not be judged (internal error); not forwarded\n") },
+};

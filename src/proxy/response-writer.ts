@@ -70,7 +70,13 @@ function sendWhole(
     try {
       out = await rewriter.rewrite(body);
     } catch {
-      out = null;
+      // A body that could not be judged is not passed on.
+      taps.end();
+      if (res.destroyed) return;
+      const text = Buffer.from("mcp-wiretap: the response could not be judged (internal error); not passed on\n");
+      res.writeHead(502, "Bad Gateway", { "content-type": "text/plain; charset=utf-8", "content-length": String(text.length) });
+      res.end(text);
+      return;
     }
     taps.end();
     if (res.destroyed) return;
@@ -109,19 +115,23 @@ function sendEvents(
   const drainQueue = (): void => {
     while (queued.length > 0) write(queued.shift()!);
   };
+  // Once an event could not be judged, nothing more of the upstream's stream is passed on.
+  let broken = false;
   const framer = new SseFramer(
     (raw) => {
-      let out = raw;
+      if (broken) return;
+      let out: Buffer;
       try {
         out = rewriter.event(raw);
       } catch {
-        out = raw;
+        broken = true;
+        out = Buffer.alloc(0);
       }
       write(out);
       drainQueue();
     },
     rewriter.maxEventBytes,
-    write,
+    (raw) => !broken && write(raw),
     () => rewriter.oversized?.(),
   );
   ex.injectNow = (raw) => {

@@ -1,12 +1,11 @@
-import { constants, lstatSync, mkdirSync, openSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createPrivateFile, ensurePrivateDir, errorCode, existsNoFollow } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 
 export class LogFolderError extends UsageError {}
 
-const DIR_MODE = 0o700;
-const FILE_MODE = 0o600;
 export const STDIO_LOG_SUFFIX = ".ndjson";
 
 /**
@@ -20,22 +19,16 @@ export function stdioLogFolder(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Creates the folder 0700 when missing. An existing one must be a real folder of ours that nobody else can
- * write to: a planted symlink or a shared folder is refused, never chmod-ed.
+ * Creates the folder 0700 when missing (see util/private-file for the rules an existing one must meet). A
+ * symbolic link is refused here even when it is ours: every launch finds this folder without being told.
  */
 export function ensureLogFolder(dir: string): void {
+  if (existsNoFollow(dir) && lstatSync(dir).isSymbolicLink()) throw new LogFolderError(`the log folder ${dir} is not a folder (a symlink?): refusing to write there`);
   try {
-    mkdirSync(path.dirname(dir), { recursive: true, mode: DIR_MODE });
-    mkdirSync(dir, { mode: DIR_MODE });
+    ensurePrivateDir(dir, "the log folder");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new LogFolderError(`cannot create the log folder ${dir} (${code(err)})`);
-  }
-  const info = lstatSync(dir);
-  if (info.isSymbolicLink() || !info.isDirectory()) throw new LogFolderError(`the log folder ${dir} is not a folder (a symlink?): refusing to write there`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && info.uid !== uid) throw new LogFolderError(`the log folder ${dir} belongs to another user: refusing to write there`);
-  if (process.platform !== "win32" && (info.mode & 0o022) !== 0) {
-    throw new LogFolderError(`the log folder ${dir} can be written by others (mode ${(info.mode & 0o777).toString(8)}): run chmod 700 on it`);
+    if (err instanceof UsageError) throw new LogFolderError(err.message);
+    throw new LogFolderError(`cannot create the log folder ${dir} (${errorCode(err) ?? String(err)})`);
   }
 }
 
@@ -45,11 +38,10 @@ export function openLaunchLog(dir: string, label: string, pid = process.pid, now
   const stamp = now.toISOString().replace(/:/g, "-");
   const safe = label.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 64) || "server";
   const file = path.join(dir, `${stamp}-${safe}-${pid}${STDIO_LOG_SUFFIX}`);
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0);
   try {
-    return { file, fd: openSync(file, flags, FILE_MODE) };
+    return { file, fd: createPrivateFile(file) };
   } catch (err) {
-    throw new LogFolderError(`cannot create the log file ${file} (${code(err)})`);
+    throw new LogFolderError(`cannot create the log file ${file} (${errorCode(err) ?? String(err)})`);
   }
 }
 
@@ -75,8 +67,4 @@ export function newestLaunchLog(dir: string): string | null {
     }
   }
   return best?.file ?? null;
-}
-
-function code(err: unknown): string {
-  return (err as NodeJS.ErrnoException).code ?? String(err);
 }

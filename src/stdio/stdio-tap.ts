@@ -94,9 +94,14 @@ export class StdioTap {
       oversizedEnd: (total) => {
         const enforced = this.enforcing;
         const what = `line of ${total} bytes is larger than --max-inspect-bytes (${this.o.maxInspectBytes})`;
-        this.o.tracker.invalid(this.context(direction), enforced ? `${what}: not forwarded (enforce mode cannot judge it)` : `${what}: forwarded uninspected`, total);
-        if (enforced) this.answerUnreadable(direction, head ? leadingId(head) : null, what);
+        const id = head ? leadingId(head) : null;
         head = null;
+        try {
+          this.o.tracker.invalid(this.context(direction), enforced ? `${what}: not forwarded (enforce mode cannot judge it)` : `${what}: forwarded uninspected`, total);
+        } catch (err) {
+          this.o.onError(err, direction);
+        }
+        if (enforced) this.answerUnreadable(direction, id, what);
       },
     };
   }

@@ -46,6 +46,15 @@ describe("check conditions", () => {
     expect(byDefault.code).toBe(["error", "invalid", "deny"].includes(condition) ? 1 : 0);
   });
 
+  it("a file that holds no record at all (a policy file given by mistake, an empty log) is a usage error, not a pass", async () => {
+    const yaml = await writeLog("mode: enforce\nrules: []\n", "policy.yaml");
+    const notLog = await check([yaml]);
+    expect(notLog.code).toBe(2);
+    expect(notLog.stderr).toContain(`${yaml} holds no mcp-wiretap record (2 lines skipped)`);
+    const empty = await check([await writeLog("", "empty.ndjson"), "--fail-on", "all"]);
+    expect(empty.code).toBe(2);
+  });
+
   it("names the offending record: time, server, session, id, method and tool, and why", async () => {
     const records = CASES.deny!();
     const denied = records.find((r) => r.decision && (r.decision as { action: string }).action === "deny")!;

@@ -103,4 +103,13 @@ describe("the table of open rounds", () => {
     expect(rounds.retry(at(2), { requestState: "state-2", inputResponses: {} })).toEqual({ call: "f2#n:2", round: 2 });
     expect(rounds.retry(at(3), { requestState: "state-2", inputResponses: {} })).toMatchObject({ call: "f3#n:3", round: 2, roundProblem: expect.stringContaining("differs") as unknown });
   });
+
+  it("stays bounded when a flow reuses a request id for new calls (stdio: one flow per launch)", () => {
+    const rounds = new MultiRoundCalls(4);
+    const at = { server: "stdio:x", session: "s", method: "tools/call", tool: "t" };
+    for (let i = 0; i < 100; i++) rounds.answered({ ...at, flow: "s", id: 1 }, { resultType: "input_required", requestState: `state-${i}` });
+    // Only the latest round of call s#1 is open: the earlier states are forgotten, not kept for good.
+    expect(rounds.retry(at, { requestState: "state-0", inputResponses: {} })).toMatchObject({ round: 2, roundProblem: expect.stringContaining("differs") as unknown });
+    expect(rounds.retry(at, { requestState: "state-99", inputResponses: {} })).toEqual({ call: "s#n:1", round: 2 });
+  });
 });

@@ -257,6 +257,20 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(up.requests.at(-1)!.body.toString()).toBe("just some text");
     });
 
+    it("a denied request padded past --max-inspect-bytes under another content type is refused too; a large upload that is not JSON passes", async () => {
+      const before = received("tools/call");
+      const req = JSON.stringify(call("delete_everything"));
+      for (const body of [req + " ".repeat(MAX_INSPECT), " ".repeat(MAX_INSPECT) + req]) {
+        const res = await client.post(url, body, { "content-type": "text/plain" });
+        expect(res.status).toBe(413);
+        expect(received("tools/call")).toBe(before);
+      }
+      const upload = Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(MAX_INSPECT * 2, 7)]);
+      const other = await client.post(`${up.url}/upload`, upload, { "content-type": "application/zip" });
+      expect(other.status).toBe(404);
+      expect(up.requests.at(-1)!.body.equals(upload)).toBe(true);
+    });
+
     it("an event stream the server compresses anyway is decoded, judged event by event and sent as identity", async () => {
       const req = call("lookup");
       const progress = event({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "p1", progress: 1 } }, "e-0");

@@ -59,6 +59,13 @@ const REQUEST_CASES: RequestCase[] = [
   { name: "an unknown coding (x-foo)", body: (id) => Buffer.from(deniedCall(id)), headers: { ...JSON_TYPE, "content-encoding": "x-foo" }, tool: "delete_everything" },
   { name: "a coding list (gzip, br)", body: (id) => Buffer.from(deniedCall(id)), headers: { ...JSON_TYPE, "content-encoding": "gzip, br" }, tool: "delete_everything" },
   {
+    // JSON.parse (and the proxy) reads the last name; a parser that keeps the first runs `lookup`, or the reverse.
+    name: "a member name given twice (lookup, then delete_everything)",
+    body: (id) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"lookup","name":"delete_everything","arguments":{}}}`),
+    headers: JSON_TYPE,
+    tool: "delete_everything",
+  },
+  {
     name: "UTF-16LE under charset=utf-16le",
     body: (id) => Buffer.from(deniedCall(id), "utf16le"),
     headers: { "content-type": "application/json; charset=utf-16le" },
@@ -80,10 +87,15 @@ const toolsList = (id: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, 
 const leak = (id: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } });
 const asEvent = (data: Buffer): Buffer => Buffer.concat([Buffer.from("event: message\nid: u1\ndata: "), data, Buffer.from("\n\n")]);
 
+/** The first tool's name given twice: a reader that keeps the first sees another tool than JSON.parse does. */
+const nameTwice = (json: string): string => json.replace('"name":', '"name":"other","name":');
+
 const RESPONSE_CASES: ResponseCase[] = [
   { name: "poisoned tools/list with invalid UTF-8 (JSON)", method: "tools/list", sse: false, hidden: "id_rsa", reply: (id) => ({ body: withBadByte(toolsList(id), "Echoes"), headers: JSON_TYPE }) },
   { name: "poisoned tools/list labelled gzip (JSON)", method: "tools/list", sse: false, hidden: "id_rsa", reply: (id) => ({ body: Buffer.from(toolsList(id)), headers: { ...JSON_TYPE, "content-encoding": "gzip" } }) },
   { name: "poisoned tools/list labelled gzip (event stream)", method: "tools/list", sse: true, hidden: "id_rsa", reply: (id) => ({ body: asEvent(Buffer.from(toolsList(id))), headers: { ...SSE_TYPE, "content-encoding": "gzip" } }) },
+  { name: "poisoned tools/list with a member name twice (JSON)", method: "tools/list", sse: false, hidden: "id_rsa", reply: (id) => ({ body: Buffer.from(nameTwice(toolsList(id))), headers: JSON_TYPE }) },
+  { name: "poisoned tools/list with a member name twice (event stream)", method: "tools/list", sse: true, hidden: "id_rsa", reply: (id) => ({ body: asEvent(Buffer.from(nameTwice(toolsList(id)))), headers: SSE_TYPE }) },
   { name: "a secret split by an invalid byte (JSON)", method: "tools/call", sse: false, hidden: AWS_KEY_ID.slice(6), reply: (id) => ({ body: withBadByte(leak(id), AWS_KEY_ID.slice(4)), headers: JSON_TYPE }) },
   { name: "a secret split by an invalid byte (event stream)", method: "tools/call", sse: true, hidden: AWS_KEY_ID.slice(6), reply: (id) => ({ body: asEvent(withBadByte(leak(id), AWS_KEY_ID.slice(4))), headers: SSE_TYPE }) },
   { name: "a secret labelled x-foo (JSON)", method: "tools/call", sse: false, hidden: AWS_KEY_ID, reply: (id) => ({ body: Buffer.from(leak(id)), headers: { ...JSON_TYPE, "content-encoding": "x-foo" } }) },

@@ -3,7 +3,7 @@
  * no TTY and a minimal PATH, and the per-user log folder when no --log-file is given.
  */
 import { spawn } from "node:child_process";
-import { lstatSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
@@ -130,5 +130,17 @@ describe("stdio: process behaviour", () => {
     expect(await s.exited).toBe(2);
     expect(s.err()).toMatch(/log folder .* is not a folder \(a symlink\?\)/);
     expect(readdirSync(path.join(dir, "elsewhere"))).toEqual([]);
+  });
+
+  it("refuses a --ca-dir (where the pins go) that other users can write to, and leaves its mode alone", async () => {
+    const shared = path.join(dir, "shared");
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const s = shim(["--ca-dir", shared, "--log-file", logFile(), ...node("process.exit(0)")], {});
+    s.stdin.end();
+    expect(await s.exited).toBe(2);
+    expect(s.err()).toMatch(/other users can write to it/);
+    expect(statSync(shared).mode & 0o777).toBe(0o777);
+    expect(readdirSync(shared)).toEqual([]);
   });
 });

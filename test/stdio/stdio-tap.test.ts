@@ -12,6 +12,7 @@ function tapWith(enforce: boolean) {
     {
       rpc: (e) => {
         if (e.method === "tools/list") throw new Error("pin store: EACCES");
+        if (e.kind === "invalid") throw new Error("log: EIO");
       },
       session: () => {},
     },
@@ -47,5 +48,20 @@ describe("stdio tap: a failing stage", () => {
     expect(errors).toEqual(["pin store: EACCES"]);
     expect(toServer.join("")).toBe(PING);
     expect(JSON.parse(toClient.join(""))).toMatchObject({ id: 9, error: { code: UNREADABLE_CODE, message: expect.stringMatching(/internal error while judging it/) } });
+  });
+
+  it("a line too large to read: a failing record stage is reported, not thrown at the relay", () => {
+    for (const enforce of [false, true]) {
+      const { tap, errors, toServer, toClient } = tapWith(enforce);
+      const big = `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"m":"${"x".repeat(2000)}"}}}\n`;
+      expect(() => tap.fromClient(Buffer.from(big + PING))).not.toThrow();
+      expect(errors).toEqual(["log: EIO"]);
+      if (enforce) {
+        expect(toServer.join("")).toBe(PING);
+        expect(JSON.parse(toClient.join(""))).toMatchObject({ id: 11, error: { code: UNREADABLE_CODE } });
+      } else {
+        expect(toServer.join("")).toBe(big + PING);
+      }
+    }
   });
 });

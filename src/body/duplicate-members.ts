@@ -37,6 +37,12 @@ export function duplicateMember(text: string): string | null {
   return null;
 }
 
+/** Why a JSON text may read otherwise because of a member name given twice, or null. */
+export function duplicateMemberDoubt(text: string): string | null {
+  const twice = duplicateMember(text);
+  return twice === null ? null : `member ${JSON.stringify(twice).slice(0, 80)} appears twice in one object (receivers may read either value)`;
+}
+
 /** Index of the quote that closes the string opened at `open` (a quote preceded by an odd run of backslashes is escaped). */
 function closingQuote(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
