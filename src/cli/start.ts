@@ -17,7 +17,8 @@ import { banner } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
 import { VERSION } from "./package-info.js";
-import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 
 export interface StartOptions {
@@ -55,6 +56,8 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** Replaces the policy's content detectors (not a CLI option: tests prove how a failing detector is handled). */
+  detectors?: ContentDetectors;
   /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
   clientHint?: boolean;
 }
@@ -73,7 +76,7 @@ export interface RunningProxy {
 export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyAuth = parseProxyAuth(opts);
   const reverse = parseReverse(opts);
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w));
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), opts.detectors);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
@@ -91,13 +94,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(opts));
+  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [sink.secrets.addon(), mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

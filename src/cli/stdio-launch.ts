@@ -10,7 +10,7 @@ import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
-import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import type { StdioOptions } from "./stdio-command.js";
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -36,7 +36,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));
   const sink = openSink(o, label);
   const log = sink.logger;
-  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(o));
+  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });
   const shownCommand = [command, ...args].map(redactLine);
@@ -46,7 +46,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
     args,
     (child) =>
       new StdioTap({
-        tracker,
+        pipeline,
         server,
         session,
         maxInspectBytes,
@@ -79,8 +79,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   stderrRecorder.end();
   const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
   const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
-  tracker.endSession(server, session, reason);
-  tracker.close();
+  pipeline.tracker.endSession(server, session, reason);
+  pipeline.tracker.close();
   log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
   await sink.flush();
   await Promise.all([drained(process.stdout), drained(process.stderr)]);
