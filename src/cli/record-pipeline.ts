@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { LogSink } from "../log/logger.js";
-import type { PayloadOptions } from "../log/rpc-record.js";
+import type { PayloadOptions } from "../records/rpc-record.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
 import type { PolicyConfig } from "../policy/config.js";
 import { createPolicy } from "../policy/create-policy.js";

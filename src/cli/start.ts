@@ -3,7 +3,7 @@ import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
-import { httpRecordAddon } from "../log/http-record.js";
+import { httpRecordAddon } from "../records/http-record.js";
 import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";

@@ -1,5 +1,5 @@
-import type { PayloadOptions } from "../log/rpc-record.js";
-import { rpcRecord, sessionRecord } from "../log/rpc-record.js";
+import type { PayloadOptions } from "../records/rpc-record.js";
+import { rpcRecord, sessionRecord } from "../records/rpc-record.js";
 import type { Judged, MessageContext, RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
 import { invalidEvent, McpTracker, type MessageHandler, type TrackedContext, type TrackerLimits } from "../mcp/tracker.js";

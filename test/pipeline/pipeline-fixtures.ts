@@ -1,4 +1,4 @@
-import type { PayloadOptions } from "../../src/log/rpc-record.js";
+import type { PayloadOptions } from "../../src/records/rpc-record.js";
 import { DEFAULT_POLICY_FILE } from "../../src/cli/package-info.js";
 import { loadPolicyFile } from "../../src/policy/load-config.js";
 import { createPolicy } from "../../src/policy/create-policy.js";

@@ -1,8 +1,8 @@
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { formatTarget } from "../proxy/target.js";
 import type { ExchangeRecord } from "../proxy/exchange-record.js";
-import type { Logger } from "./logger.js";
-import { redactHeaders, redactUrlQuery } from "./redact.js";
+import type { Logger } from "../log/logger.js";
+import { redactHeaders, redactUrlQuery } from "../log/redact.js";
 
 /** One `event: "http"` record per exchange, written when the exchange ends. */
 export function httpRecordAddon(logger: Logger): Addon {
