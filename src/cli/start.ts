@@ -4,6 +4,7 @@ import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../records/http-record.js";
+import { caWarningRecord, connectPolicyRecord, insecureUpstreamRecord, proxyStartRecord, stopRecord } from "../records/lifecycle-records.js";
 import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
@@ -89,9 +90,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
-  if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
+  if (ca.warning) log.warn(caWarningRecord(ca.warning));
   if (opts.insecureUpstream) {
-    log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
+    log.warn(insecureUpstreamRecord());
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
@@ -117,12 +118,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;
       const server = formatTarget(target);
-      log.warn({
-        event: "policy",
-        stage: "connect",
-        server,
-        decision: { action: "deny", enforced: policy.enforcing, rules: [{ name: denied.rule, reason: denied.reason }] },
-      });
+      log.warn(connectPolicyRecord(server, policy.enforcing, denied.rule, denied.reason));
       return policy.enforcing ? { action: "deny", status: 403, reason: `${server} is denied by policy rule ${denied.rule}: ${denied.reason}` } : null;
     },
   });
@@ -130,18 +126,19 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const proxyUrl = `http://${formatTarget({ host: address.host, port: address.port })}`;
   const reversePorts = [...address.reversePorts];
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
-  log.info({
-    event: "start",
-    version: VERSION,
-    listen: `${address.host}:${address.port}`,
-    caCert: ca.certPath,
-    caCreated: ca.created,
-    insecureUpstream: opts.insecureUpstream,
-    passthrough: opts.passthrough,
-    policy: { file: policyFile, mode: policyConfig.mode },
-    reverse: reverseLines,
-    ...(keylog ? { keylog: keylog.file } : {}),
-  });
+  log.info(
+    proxyStartRecord({
+      version: VERSION,
+      listen: `${address.host}:${address.port}`,
+      caCert: ca.certPath,
+      caCreated: ca.created,
+      insecureUpstream: opts.insecureUpstream,
+      passthrough: opts.passthrough,
+      policy: { file: policyFile, mode: policyConfig.mode },
+      reverse: reverseLines,
+      ...(keylog ? { keylog: keylog.file } : {}),
+    }),
+  );
   process.stderr.write(
     banner({
       address,
@@ -163,7 +160,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
         await keylog?.close();
-        log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+        log.info(stopRecord({ reason, droppedRecords: sink.health.dropped }));
         await sink.flush();
       })();
       return stopping;

@@ -10,7 +10,7 @@ import type { ExchangeRecord } from "./exchange-record.js";
 import { forwardExchange, type ForwardRoute, type Upstream } from "./forward.js";
 import { declaresBody, requestFraming } from "./framing.js";
 import { refuseRequest, refuseUpgrade, routeRequest } from "./route.js";
-import { formatTarget, type Target } from "./target.js";
+import type { Target } from "./target.js";
 import { UpgradeLeg, type UpgradeStats } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
