@@ -50,3 +50,17 @@ export function stdioLineErrorRecord(server: string, session: string, direction:
 export function spawnErrorRecord(server: string, command: string, code: string, what: string): Record<string, unknown> {
   return { event: "spawn_error", server, command, code, message: `${command}: ${what}` };
 }
+
+/** `stderr` of a stdio launch: one line (already redacted), or only the count of lines suppressed. */
+export function stderrRecord(
+  launch: { server: string; session: string },
+  f: { line?: string; bytes?: number; truncated?: boolean; suppressedLines: number },
+): Record<string, unknown> {
+  return {
+    event: "stderr",
+    ...launch,
+    ...(f.line !== undefined ? { line: f.line, bytes: f.bytes } : {}),
+    ...(f.truncated ? { truncated: true } : {}),
+    ...(f.suppressedLines > 0 ? { suppressedLines: f.suppressedLines } : {}),
+  };
+}
