@@ -28,7 +28,7 @@ export const DecisionSchema = z.strictObject({
       name: z.string(),
       action: z.enum(["allow", "deny", "flag"]),
       reason: z.string().optional(),
-      findings: z.array(z.strictObject({ type: z.string(), path: z.string(), detail: z.string().optional() })).optional(),
+      findings: z.array(z.strictObject({ type: z.string(), path: z.string(), detail: z.string().optional(), detector: z.string().optional() })).optional(),
     }),
   ),
   effect: z.string().optional(),

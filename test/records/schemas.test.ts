@@ -11,6 +11,10 @@ import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, startTestProxy, type LogRecord } from "../helpers/proxy-harness.js";
 import { runScenario } from "../mcp/sdk-scenario.js";
+import { createPolicy } from "../../src/policy/create-policy.js";
+import { parsePolicy } from "../../src/policy/load-config.js";
+import { AWS_KEY_ID } from "../policy/scripted-server.js";
+import { recordingPipeline } from "../pipeline/pipeline-fixtures.js";
 
 const DOC = readFileSync(path.join(REPO_ROOT, "docs", "log-format.md"), "utf8");
 
@@ -64,6 +68,23 @@ describe("docs/log-format.md and the record schemas name the same fields", () =>
 });
 
 describe("real records parse with their schemas", () => {
+  it("rpc records with decisions that deny, flag and carry findings, from the production pipeline", () => {
+    const policy = createPolicy(parsePolicy("mode: enforce\ndetectors: { secrets: deny, pii: flag }\n"), { pins: null });
+    const { pipeline, records } = recordingPipeline(policy, { payloads: { payloads: "truncated", maxPayloadBytes: 1000 } });
+    const ctx = { flow: "f-1", transport: "streamable-http" as const, server: "[::1]:8443", path: "/mcp?key=k", session: "s-1", protocolVersion: "2025-11-25", direction: "client_to_server" as const, scope: "s-1" };
+    pipeline.message(ctx, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { key: AWS_KEY_ID, mail: "ada@example.com" } } }, 120);
+    pipeline.invalid(ctx, "invalid_json: invalid JSON", 0);
+    pipeline.tracker.close();
+    const rpcs = records.filter((r) => r.event === "rpc");
+    expect(rpcs.map((r) => (r.decision as { action: string }).action)).toEqual(["deny", "allow", "allow"]);
+    expect(JSON.stringify(rpcs[0])).toContain('"findings"');
+    for (const record of records) {
+      const schema = RECORD_SCHEMAS[record.event as keyof typeof RECORD_SCHEMAS];
+      const parsed = schema.safeParse({ level: "info", time: "2026-11-23T00:00:00.000Z", ...record });
+      expect(parsed.success ? null : { record, issues: parsed.error.issues }).toBeNull();
+    }
+  });
+
   it("an SDK session over Streamable HTTP and one over HTTP+SSE, through the proxy, start to stop", async () => {
     const upstream = await startMcpUpstream();
     const proxy = await startTestProxy({ payloads: "full" });
