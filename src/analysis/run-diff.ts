@@ -1,4 +1,4 @@
-import { canonicalJson } from "../mcp/canonical-json.js";
+import { canonicalJson } from "../util/canonical-json.js";
 import type { Call } from "./calls.js";
 import { percentile } from "./percentiles.js";
 import { serverKey, serverNames, TOOL_FIELDS, toolDefinitions, type ServerTools } from "./tool-defs.js";

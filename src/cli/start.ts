@@ -3,7 +3,8 @@ import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
-import { httpRecordAddon } from "../log/http-record.js";
+import { httpRecordAddon } from "../records/http-record.js";
+import { caWarningRecord, connectPolicyRecord, insecureUpstreamRecord, proxyStartRecord, stopRecord } from "../records/lifecycle-records.js";
 import type { PayloadMode } from "../log/payload.js";
 import { mcpAddon } from "../mcp/addon.js";
 import { authTrafficAddon } from "../mcp/auth-traffic.js";
@@ -17,7 +18,8 @@ import { banner } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
 import { VERSION } from "./package-info.js";
-import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
 
@@ -56,6 +58,8 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** Replaces the policy's content detectors (not a CLI option: tests prove how a failing detector is handled). */
+  detectors?: ContentDetectors;
   /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
   clientHint?: boolean;
   /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
@@ -88,7 +92,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const state = opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state);
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
@@ -105,18 +109,18 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   // Fed from the record stream: spans are made from the records as written, off the traffic's path.
   const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
   const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
-  if (ca.warning) log.warn({ event: "ca_warning", message: ca.warning });
+  if (ca.warning) log.warn(caWarningRecord(ca.warning));
   if (opts.insecureUpstream) {
-    log.warn({ event: "insecure_upstream", message: "upstream certificates are NOT verified (--insecure-upstream)" });
+    log.warn(insecureUpstreamRecord());
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(opts));
+  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     logger: log,
-    addons: [sink.secrets.addon(), mcpAddon(tracker, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -133,12 +137,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       const denied = policy.judgeConnect(target.host, target.port);
       if (!denied) return null;
       const server = formatTarget(target);
-      log.warn({
-        event: "policy",
-        stage: "connect",
-        server,
-        decision: { action: "deny", enforced: policy.enforcing, rules: [{ name: denied.rule, reason: denied.reason }] },
-      });
+      log.warn(connectPolicyRecord(server, policy.enforcing, denied.rule, denied.reason));
       return policy.enforcing ? { action: "deny", status: 403, reason: `${server} is denied by policy rule ${denied.rule}: ${denied.reason}` } : null;
     },
   });
@@ -153,18 +152,19 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
           throw err;
         });
   const reverseLines = reverse.map((m) => describeMapping(m, proxyUrl, address.host, m.local.kind === "port" ? reversePorts.shift() : undefined));
-  log.info({
-    event: "start",
-    version: VERSION,
-    listen: `${address.host}:${address.port}`,
-    caCert: ca.certPath,
-    caCreated: ca.created,
-    insecureUpstream: opts.insecureUpstream,
-    passthrough: opts.passthrough,
-    policy: { file: policyFile, mode: policyConfig.mode },
-    reverse: reverseLines,
-    ...(keylog ? { keylog: keylog.file } : {}),
-  });
+  log.info(
+    proxyStartRecord({
+      version: VERSION,
+      listen: `${address.host}:${address.port}`,
+      caCert: ca.certPath,
+      caCreated: ca.created,
+      insecureUpstream: opts.insecureUpstream,
+      passthrough: opts.passthrough,
+      policy: { file: policyFile, mode: policyConfig.mode },
+      reverse: reverseLines,
+      ...(keylog ? { keylog: keylog.file } : {}),
+    }),
+  );
   process.stderr.write(
     banner({
       address,
@@ -197,7 +197,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
         sink.records.close();
         await keylog?.close();
         await state?.close();
-        log.info({ event: "stop", reason, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+        log.info(stopRecord({ reason, droppedRecords: sink.health.dropped }));
         await sink.flush();
       })();
       return stopping;

@@ -3,15 +3,15 @@ import { closeSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
-import { redactText } from "../log/redact.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
+import { spawnErrorRecord, stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
 import { ensurePrivateDir } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
-import { createTracker, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import { uiPortOf } from "./proxy-options.js";
 import type { StdioOptions } from "./stdio-command.js";
 
@@ -40,7 +40,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const sink = openSink(o, label);
   const log = sink.logger;
   const ui = await startUi(sink, uiPortOf(o));
-  const tracker = createTracker(policy, policyConfig, sink, payloadOptions(o));
+  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });
   const shownCommand = [command, ...args].map(redactLine);
@@ -50,30 +50,29 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
     args,
     (child) =>
       new StdioTap({
-        tracker,
+        pipeline,
         server,
         session,
         maxInspectBytes,
         ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
         toServer: (b) => child.stdin!.write(b),
         toClient: (b) => process.stdout.write(b),
-        onError: (err, direction) =>
-          log.error({ event: "addon_error", addon: "stdio", hook: "line", server, session, direction, err: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) }),
+        onError: (err, direction) => log.error(stdioLineErrorRecord(server, session, direction, err)),
       }),
     { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     (chunk) => stderrRecorder.data(chunk),
   );
-  log.info({
-    event: "start",
-    version: VERSION,
-    transport: "stdio",
-    server,
-    session,
-    command: shownCommand,
-    ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
-    policy: { file: policyFile, mode: policyConfig.mode },
-    log: sink.target,
-  });
+  log.info(
+    stdioStartRecord({
+      version: VERSION,
+      server,
+      session,
+      command: shownCommand,
+      ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
+      policy: { file: policyFile, mode: policyConfig.mode },
+      log: sink.target,
+    }),
+  );
   const forward = (signal: NodeJS.Signals): void => {
     relay.child.kill(signal);
   };
@@ -83,9 +82,9 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   stderrRecorder.end();
   const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
   const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
-  tracker.endSession(server, session, reason);
-  tracker.close();
-  log.info({ event: "stop", server, session, reason, exitCode: code, ...(sink.health.dropped > 0 ? { droppedRecords: sink.health.dropped } : {}) });
+  pipeline.tracker.endSession(server, session, reason);
+  pipeline.tracker.close();
+  log.info(stopRecord({ server, session, reason, exitCode: code, droppedRecords: sink.health.dropped }));
   await ui?.close();
   await sink.flush();
   await Promise.all([drained(process.stdout), drained(process.stderr)]);
@@ -143,6 +142,6 @@ function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: s
   const notFound = code === "ENOENT";
   const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
   process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
-  log.error({ event: "spawn_error", server, command: redactLine(command), code, message: `${redactLine(command)}: ${what}` });
+  log.error(spawnErrorRecord(server, redactLine(command), code, what));
   return notFound ? 127 : 126;
 }

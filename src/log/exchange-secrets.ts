@@ -1,5 +1,10 @@
-import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerCredentials, longestFirst, queryCredentials, scrubValues } from "./redact.js";
+
+/** What this table reads of an exchange (the proxy's `Exchange` has it; the log does not depend on the proxy). */
+interface ExchangeStart {
+  id: string;
+  request: { path: string; headers: Record<string, string | string[] | undefined> };
+}
 
 /** Ended exchanges whose credentials are still known: records written late (an `auth` record after its bodies are decoded). */
 const MAX_ENDED = 10_000;
@@ -22,7 +27,7 @@ export class ExchangeSecrets {
   private readonly sessions = new Map<string, string[]>();
 
   /** Register first among the addons: it sees every request before anything is recorded of it. */
-  addon(): Addon {
+  addon(): { name: string; requestHeaders(ex: ExchangeStart): void; exchangeEnd(ex: { id: string }): void } {
     return {
       name: "exchange-secrets",
       requestHeaders: (ex) => this.begin(ex),
@@ -30,7 +35,7 @@ export class ExchangeSecrets {
     };
   }
 
-  begin(ex: Exchange): void {
+  begin(ex: ExchangeStart): void {
     const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
     this.live.set(ex.id, new Set(values));
     if (values.length === 0) return;

@@ -1,4 +1,4 @@
-import { sha256Of } from "../mcp/canonical-json.js";
+import { sha256Of } from "../util/canonical-json.js";
 
 /**
  * How much of a JSON-RPC payload (params, result, error data) goes into a log record:

@@ -8,7 +8,7 @@ import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOption
 import { McpFlow } from "./flow.js";
 import type { MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
-import type { McpTracker } from "./tracker.js";
+import type { McpTracker, MessageHandler } from "./tracker.js";
 
 /** A body its receiver may read otherwise: why, and its other readings that parse. */
 interface Readings {
@@ -25,9 +25,10 @@ export interface McpAddonOptions {
 
 /**
  * Decodes the bodies of every exchange that carries MCP (beside forwarding, from copies) and hands each
- * JSON-RPC message to the tracker.
+ * JSON-RPC message to the pipeline, which returns its decision (enforce mode acts on it).
  */
-export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
+export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon {
+  const tracker = pipeline.tracker;
   const depthLimit = opts.maxJsonDepth ?? 256;
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
     const { batch, messages } = splitBatch(value);
@@ -46,9 +47,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
       }
-      const event = tracker.message(flow.context(direction, more), message, size);
-      if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
-      flow.captured?.push(event);
+      const judged = pipeline.message(flow.context(direction, more), message, size);
+      if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
+      flow.captured?.push(judged);
     });
   };
 
@@ -63,9 +64,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
-    const event = tracker.invalid(flow.context(direction, extra), why, 0);
-    if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(event);
-    flow.captured?.push(event);
+    const judged = pipeline.invalid(flow.context(direction, extra), why, 0);
+    if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
+    flow.captured?.push(judged);
   };
 
   const onSse = (flow: McpFlow, m: BodyMessage): void => {
@@ -104,8 +105,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     }
     if (values.length === 0) {
       if (flow.isMcp) {
-        const event = tracker.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);
-        flow.captured?.push(event);
+        flow.captured?.push(pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes));
       }
       return;
     }
@@ -142,14 +142,14 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       if (bodyModeFor(h["content-type"]) !== "ignored") {
         flow.requestDecoder = decoder(flow, "client_to_server", h);
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(tracker, flow, opts.enforce);
+        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
         flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(tracker, flow, opts.enforce, true);
+        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
       }
     },
 
@@ -170,7 +170,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       }
       // Enforce mode decodes an event stream's coding itself and judges (and sends) the decoded events.
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
-      enforceResponse(tracker, flow, decoder(flow, "server_to_client", headers), opts.enforce);
+      enforceResponse(pipeline, flow, decoder(flow, "server_to_client", headers), opts.enforce);
     },
 
     exchangeEnd(ex) {
@@ -178,7 +178,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       if (!flow) return;
       // A stage that throws here must not become an unhandled rejection (which ends the process).
       void Promise.allSettled(flow.decoding)
-        .then(() => finish(tracker, flow))
+        .then(() => finish(pipeline, flow))
         .catch(() => {});
     },
 
@@ -189,11 +189,12 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
 }
 
 /** Once every body of the exchange is decoded: what its end means for the requests and the session. */
-function finish(tracker: McpTracker, flow: McpFlow): void {
+function finish(pipeline: MessageHandler, flow: McpFlow): void {
+  const tracker: McpTracker = pipeline.tracker;
   const ex = flow.ex;
   if (flow.hinted && !flow.requestDecoder && ex.requestBytes > 0) {
     const type = headerValue(ex.request.headers["content-type"]) ?? "none";
-    tracker.invalid(
+    pipeline.invalid(
       flow.context("client_to_server"),
       `request body is not JSON (content-type: ${type})`,
       ex.requestBytes,
@@ -204,7 +205,7 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
   const res = ex.response;
   if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && bodyModeFor(res.headers["content-type"]) === "ignored") {
     const type = headerValue(res.headers["content-type"]) ?? "none";
-    tracker.invalid(
+    pipeline.invalid(
       flow.context("server_to_client"),
       `response body is not JSON or an event stream (content-type: ${type})`,
       ex.responseBytes,

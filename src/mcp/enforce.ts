@@ -3,8 +3,8 @@ import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
 import type { McpFlow } from "./flow.js";
-import type { RpcEvent } from "./rpc-event.js";
-import type { McpTracker } from "./tracker.js";
+import type { Judged } from "./rpc-event.js";
+import type { MessageHandler } from "./tracker.js";
 
 export interface EnforceOptions {
   maxInspectBytes: number;
@@ -25,7 +25,7 @@ export function stripContentCoding(ex: Exchange): void {
  * Holds the client's body until its messages are judged. A denied request never reaches the upstream:
  * the client gets a policy error in the form it reads responses in.
  */
-export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
+export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
   const start = sniffed ? watchBodyStart(flow.ex) : null;
   flow.ex.holdRequest({
     maxBytes: opts.maxInspectBytes,
@@ -41,15 +41,15 @@ export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: Enforce
       const events = flow.requestEvents;
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
-      const requests = events.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+      const requests = events.filter(({ event: e }) => e.kind === "request" && e.id !== null && e.id !== undefined);
       // A body no reading makes a message of, that its receiver may still read: refused whole, with an id-less error.
-      const unreadable = denied.find((e) => e.kind === "invalid");
-      if (requests.length > 0 || unreadable || denied.some((e) => e.kind === "notification")) {
+      const unreadable = denied.find((j) => j.event.kind === "invalid");
+      if (requests.length > 0 || unreadable || denied.some((j) => j.event.kind === "notification")) {
         // The whole body is refused: one denied message blocks its batch.
-        for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
-        const errors = requests.map((r) => policyError(r.id!, r.decision?.enforced ? r.decision : denied[0]!.decision!));
-        if (unreadable && errors.length === 0) errors.push(policyError(null, unreadable.decision!));
-        return answerClient(flow, errors, events.some((e) => e.batch !== undefined));
+        for (const { event: r } of requests) pipeline.tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
+        const errors = requests.map((r) => policyError(r.event.id!, r.decision.enforced ? r.decision : denied[0]!.decision));
+        if (unreadable && errors.length === 0) errors.push(policyError(null, unreadable.decision));
+        return answerClient(flow, errors, events.some((j) => j.event.batch !== undefined));
       }
       // The replacement is plain UTF-8 JSON, whatever the client's body was labelled.
       flow.ex.replaceRequestHeader("content-encoding", "identity");
@@ -86,7 +86,7 @@ function watchBodyStart(ex: Exchange): { notJson(): boolean } {
  * the client reads is what was judged (an event stream's coding is undone here, before its events are
  * framed and judged, the way a lenient client undoes it: see body/stream-reading).
  */
-export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): void {
+export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): void {
   const ex = flow.ex;
   if (tap.mode === "ignored") return;
   // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body.
@@ -98,26 +98,26 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
       maxBytes: opts.maxInspectBytes,
       rewrite: async (body) => {
         if (body === null) {
-          tracker.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: passed on unjudged", 0);
+          pipeline.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: passed on unjudged", 0);
           tap.end();
           return null;
         }
-        const events: RpcEvent[] = [];
+        const events: Judged[] = [];
         flow.captured = events;
         tap.data(body);
         tap.end();
         await tap.done;
         flow.captured = null;
         if (!events.some(isEnforcedDeny)) return null;
-        if (events.every((e) => e.kind === "invalid")) return answerUnread(tracker, flow, events.find(isEnforcedDeny)!);
-        const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
-        const batch = events.some((e) => e.batch !== undefined);
+        if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
+        const out = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
+        const batch = events.some((j) => j.event.batch !== undefined);
         return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
       },
     });
     return;
   }
-  const judge = (piece: Buffer): RpcEvent[] => {
+  const judge = (piece: Buffer): Judged[] => {
     flow.captured = [];
     tap.data(piece);
     const events = flow.captured;
@@ -133,12 +133,12 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
     event: (raw) => {
       const events = judge(raw);
       if (!events.some(isEnforcedDeny)) return raw;
-      const replaced = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, opts.removeDeniedTools) : e.raw)).filter((m) => m !== null);
+      const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;
-      const id = events[0]?.sseEventId;
+      const id = events[0]?.event.sseEventId;
       return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
     },
-    oversized: () => tracker.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
+    oversized: () => pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
     ...(coded
       ? {
           decode: (out: { data(chunk: Buffer): void; end(): void }) =>
@@ -147,7 +147,7 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
               maxBytes: DEFAULT_MAX_STREAM_BYTES,
               retainBytes: opts.maxInspectBytes,
               onData: (chunk) => out.data(chunk),
-              onProblem: (p) => void tracker.invalid(flow.context("server_to_client"), `${p.code}: ${p.message}; the rest of the stream was not sent`, 0),
+              onProblem: (p) => void pipeline.invalid(flow.context("server_to_client"), `${p.code}: ${p.message}; the rest of the stream was not sent`, 0),
               onDoubt: (reason) => (flow.streamAmbiguity = reason),
               onEnd: () => out.end(),
             }),
@@ -160,18 +160,18 @@ export function enforceResponse(tracker: McpTracker, flow: McpFlow, tap: BodyDec
  * A response no reading made a message of, that the client may yet read one from (a coding only it knows):
  * each request of the exchange is answered with the error instead.
  */
-function answerUnread(tracker: McpTracker, flow: McpFlow, unread: RpcEvent): Buffer {
-  const requests = flow.requestEvents.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
-  for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
-  const errors = requests.map((r) => policyError(r.id!, unread.decision!));
+function answerUnread(pipeline: MessageHandler, flow: McpFlow, unread: Judged): Buffer {
+  const requests = flow.requestEvents.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+  for (const r of requests) pipeline.tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
+  const errors = requests.map((r) => policyError(r.id!, unread.decision));
   if (errors.length === 0) return Buffer.alloc(0);
   return Buffer.from(JSON.stringify(requests.some((r) => r.batch !== undefined) ? errors : errors[0]));
 }
 
 /** The client's own responses (to server requests) that were denied become errors for the server. */
-function replaceClientResponses(events: RpcEvent[]): unknown {
-  const out = events.map((e) => (isEnforcedDeny(e) ? policyError(e.id ?? null, e.decision!) : e.raw));
-  return events.some((e) => e.batch !== undefined) ? out : out[0];
+function replaceClientResponses(events: Judged[]): unknown {
+  const out = events.map((j) => (isEnforcedDeny(j) ? policyError(j.event.id ?? null, j.decision) : j.event.raw));
+  return events.some((j) => j.event.batch !== undefined) ? out : out[0];
 }
 
 function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {

@@ -3,7 +3,7 @@ import type { Exchange, ResponseRewriteHandle } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import type { LegacySession } from "./legacy-endpoints.js";
 import type { Direction } from "./correlator.js";
-import type { MessageContext, RpcEvent, Transport } from "./rpc-event.js";
+import type { Judged, MessageContext, Transport } from "./rpc-event.js";
 import type { TrackedContext } from "./tracker.js";
 
 /** What the MCP addon knows about one exchange. */
@@ -18,10 +18,10 @@ export class McpFlow {
   /** The request body is read as JSON although its content type (this) says otherwise: lenient servers do. */
   sniffedType: string | null = null;
   readonly decoding: Promise<void>[] = [];
-  /** Events of the client's body (enforce mode judges them before forwarding). */
-  readonly requestEvents: RpcEvent[] = [];
-  /** While set, every event delivered is also collected here (enforce mode, per response piece). */
-  captured: RpcEvent[] | null = null;
+  /** Messages of the client's body with their decisions (enforce mode acts on them before forwarding). */
+  readonly requestEvents: Judged[] = [];
+  /** While set, every message delivered is also collected here with its decision (enforce mode, per response piece). */
+  captured: Judged[] | null = null;
   /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
   streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */

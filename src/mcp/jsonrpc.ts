@@ -39,6 +39,9 @@ export const POLICY_DENIED_MESSAGE = "blocked by mcp-wiretap policy";
 /** Code of the error the proxy sends, in enforce mode, for a message its receiver could read otherwise than the proxy. */
 export const UNREADABLE_CODE = -32052;
 export const UNREADABLE_MESSAGE = "mcp-wiretap: message cannot be read unambiguously";
+/** Code of the error the proxy sends, in enforce mode, for a message whose judgement failed (fail closed). */
+export const JUDGEMENT_FAILED_CODE = -32053;
+export const JUDGEMENT_FAILED_MESSAGE = "mcp-wiretap could not judge this message";
 
 const ERROR_CODE_NAMES: ReadonlyMap<number, string> = new Map([
   [PARSE_ERROR, "ParseError"],
@@ -53,6 +56,7 @@ const ERROR_CODE_NAMES: ReadonlyMap<number, string> = new Map([
   [UNSUPPORTED_PROTOCOL_VERSION, "UnsupportedProtocolVersion"],
   [POLICY_DENIED_CODE, "PolicyDenied"],
   [UNREADABLE_CODE, "Unreadable"],
+  [JUDGEMENT_FAILED_CODE, "JudgementFailed"],
 ]);
 
 /** Spec name of a well-known error code ("ServerError" for the rest of the server range). */

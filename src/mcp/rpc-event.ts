@@ -1,6 +1,6 @@
 import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
 import type { Direction } from "./correlator.js";
-import type { Decision } from "../policy/policy.js";
+import type { Decision } from "../policy/decision.js";
 
 export type Transport = "streamable-http" | "http+sse" | "stdio";
 
@@ -60,6 +60,12 @@ export interface RpcEvent extends MessageContext {
   call?: string;
   round?: number;
   roundProblem?: string;
-  /** Set by the policy stage before the record is written. */
+  /** Set by the pipeline for the record; enforcement reads the decision the pipeline returns (`Judged`). */
   decision?: Decision;
+}
+
+/** A message and the decision the pipeline returned for it: what enforcement acts on. */
+export interface Judged {
+  event: RpcEvent;
+  decision: Decision;
 }

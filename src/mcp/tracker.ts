@@ -11,7 +11,7 @@ import {
 } from "./jsonrpc.js";
 import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
-import type { MessageContext, RpcEvent } from "./rpc-event.js";
+import type { Judged, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
 
 export interface TrackerLimits {
@@ -22,6 +22,14 @@ export interface TrackerLimits {
 export interface TrackerOutput {
   rpc(event: RpcEvent): void;
   session(record: SessionRecord): void;
+}
+
+/** What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision. */
+export interface MessageHandler {
+  readonly tracker: McpTracker;
+  readonly enforcing: boolean;
+  message(ctx: TrackedContext, raw: unknown, bytes: number): Judged;
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judged;
 }
 
 /** Context of one message plus what correlation needs to know about its exchange. */
@@ -55,6 +63,13 @@ export class McpTracker {
 
   /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */
   message(ctx: TrackedContext, raw: unknown, bytes: number): RpcEvent {
+    const event = this.read(ctx, raw, bytes);
+    this.out.rpc(event);
+    return event;
+  }
+
+  /** Classifies and correlates one parsed JSON-RPC message without writing it (the pipeline judges and records it). */
+  read(ctx: TrackedContext, raw: unknown, bytes: number): RpcEvent {
     const msg = classifyMessage(raw);
     const { scope, assignedSession, ...context } = ctx;
     const event: RpcEvent = { ...context, kind: msg.kind, bytes, raw, message: msg };
@@ -117,14 +132,12 @@ export class McpTracker {
     }
     event.protocolVersion ??= this.protocolVersionOf(event, msg);
     if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion);
-    this.out.rpc(event);
     return event;
   }
 
   /** An exchange carried something that should have been JSON-RPC and was not. Returns the event written. */
   invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): RpcEvent {
-    const { scope: _scope, assignedSession: _assigned, ...context } = ctx as TrackedContext;
-    const event: RpcEvent = { ...context, kind: "invalid", reason, bytes };
+    const event = invalidEvent(ctx, reason, bytes);
     this.out.rpc(event);
     return event;
   }
@@ -221,4 +234,10 @@ export class McpTracker {
       reason: p.reason,
     });
   }
+}
+
+/** The event of something that should have been JSON-RPC and was not. */
+export function invalidEvent(ctx: MessageContext | TrackedContext, reason: string, bytes: number): RpcEvent {
+  const { scope: _scope, assignedSession: _assigned, ...context } = ctx as TrackedContext;
+  return { ...context, kind: "invalid", reason, bytes };
 }

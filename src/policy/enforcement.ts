@@ -1,9 +1,19 @@
-import { classifyMessage, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, toolName, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
-import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { Decision, DecisionRule, Policy, PolicyFinding } from "./policy.js";
+import { classifyMessage, JUDGEMENT_FAILED_CODE, JUDGEMENT_FAILED_MESSAGE, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, toolName, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
+import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
+import type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
+import type { Policy } from "./policy.js";
 
 /** The rule a message that cannot be read unambiguously is recorded under (deny in enforce mode, flag in monitor). */
 export const UNREADABLE_RULE = "unreadable";
+/** The rule a message whose judgement failed is recorded under: enforce mode denies it (fails closed), monitor mode flags it. */
+export const JUDGEMENT_FAILED_RULE = "judgement-failed";
+
+/** The decision for a message the policy could not judge (it threw): never an allow. */
+export function failedJudgement(enforcing: boolean, err: unknown): Decision {
+  const reason = `${JUDGEMENT_FAILED_MESSAGE}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+  const action = enforcing ? "deny" : "flag";
+  return { action, enforced: enforcing, rules: [{ name: JUDGEMENT_FAILED_RULE, action, reason }] };
+}
 
 /**
  * Judges a message in every plausible reading (see body/body-reading): the rules of each reading are merged,
@@ -11,17 +21,6 @@ export const UNREADABLE_RULE = "unreadable";
  * rule: enforce mode refuses it, monitor mode flags it.
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
-  try {
-    return judgeEveryReading(policy, e);
-  } catch (err) {
-    // A judgement that throws is no verdict: the message is refused (enforce) or flagged, and still recorded.
-    const reason = `the policy could not judge it (${err instanceof Error ? err.message : String(err)})`;
-    const rule: DecisionRule = { name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason };
-    return { action: rule.action, enforced: policy.enforcing, rules: [rule] };
-  }
-}
-
-function judgeEveryReading(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
   const decision = policy.judge(e);
   if (!e.readability) return decision;
   const rules = [...decision.rules];
@@ -71,6 +70,8 @@ export function unreadableError(id: RequestId | null, reason: string): Record<st
  * rules, and `data.rules` lists them with their reasons.
  */
 export function policyError(id: RequestId | null, decision: Decision): Record<string, unknown> {
+  const failed = decision.rules.find((r) => r.name === JUDGEMENT_FAILED_RULE && r.action === "deny");
+  if (failed) return { jsonrpc: "2.0", id, error: { code: JUDGEMENT_FAILED_CODE, message: failed.reason ?? JUDGEMENT_FAILED_MESSAGE, data: { reason: failed.reason ?? "" } } };
   const unreadable = decision.rules.find((r) => r.name === UNREADABLE_RULE && r.action === "deny");
   if (unreadable) return unreadableError(id, unreadable.reason ?? "");
   const denying = decision.rules.filter((r) => r.action === "deny");
@@ -85,21 +86,21 @@ export function policyError(id: RequestId | null, decision: Decision): Record<st
   };
 }
 
-export function isEnforcedDeny(e: RpcEvent): boolean {
-  return e.decision?.enforced === true;
+export function isEnforcedDeny(j: Judged): boolean {
+  return j.decision.enforced;
 }
 
 /**
  * A tools/list result with the tools a detector denied taken out, when every denial points at single
  * tools; null when the whole result has to go.
  */
-export function withoutDeniedTools(e: RpcEvent): { message: Record<string, unknown>; removed: string[] } | null {
-  if (e.method !== "tools/list" || e.kind !== "response" || !e.decision) return null;
+export function withoutDeniedTools(e: RpcEvent, decision: Decision): { message: Record<string, unknown>; removed: string[] } | null {
+  if (e.method !== "tools/list" || e.kind !== "response") return null;
   const raw = e.raw as { result?: { tools?: unknown[] } } | undefined;
   const tools = raw?.result?.tools;
   if (!Array.isArray(tools)) return null;
   const indices = new Set<number>();
-  for (const rule of e.decision.rules) {
+  for (const rule of decision.rules) {
     if (rule.action !== "deny") continue;
     if (!rule.name.startsWith("detector:") || !rule.findings?.length) return null;
     for (const f of rule.findings) {
@@ -115,18 +116,18 @@ export function withoutDeniedTools(e: RpcEvent): { message: Record<string, unkno
 
 /** Settles an enforced decision before it is recorded: its `effect`. */
 export function settleEnforcement(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): void {
-  if (decision.enforced) decision.effect = plannedEffect(e, removeDeniedTools);
+  if (decision.enforced) decision.effect = plannedEffect(e, decision, removeDeniedTools);
 }
 
 /** What enforce mode does with a denied message: written into its record before it happens. */
-export function plannedEffect(e: RpcEvent, removeDeniedTools: boolean): string {
+export function plannedEffect(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): string {
   if (e.direction === "client_to_server") {
     if (e.kind === "request" || e.kind === "invalid") return "not forwarded; the client got a policy error";
     if (e.kind === "notification") return "not forwarded";
     return "replaced by a policy error to the server";
   }
   if (e.kind === "response" && removeDeniedTools) {
-    const trimmed = withoutDeniedTools(e);
+    const trimmed = withoutDeniedTools(e, decision);
     if (trimmed) return `removed tools: ${trimmed.removed.join(", ")}`;
   }
   if (e.kind === "response" || e.kind === "error") return "replaced by a policy error";
@@ -134,12 +135,12 @@ export function plannedEffect(e: RpcEvent, removeDeniedTools: boolean): string {
 }
 
 /** The message to send in place of a denied server→client one; null: drop it. */
-export function replacementForServerMessage(e: RpcEvent, removeDeniedTools: boolean): Record<string, unknown> | null {
+export function replacementForServerMessage({ event: e, decision }: Judged, removeDeniedTools: boolean): Record<string, unknown> | null {
   if (e.kind === "response" && removeDeniedTools) {
-    const trimmed = withoutDeniedTools(e);
+    const trimmed = withoutDeniedTools(e, decision);
     if (trimmed) return trimmed.message;
   }
-  if (e.kind === "response" || e.kind === "error") return policyError(e.id ?? null, e.decision!);
+  if (e.kind === "response" || e.kind === "error") return policyError(e.id ?? null, decision);
   return null;
 }
 

@@ -1,4 +1,5 @@
 import type { RpcEvent } from "../mcp/rpc-event.js";
+import type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
 import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
@@ -6,34 +7,13 @@ import type { PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 
-/** What a detector found: its kind and where, never the matched secret itself. */
-export interface PolicyFinding {
-  type: string;
-  path: string;
-  detail?: string;
-}
+export type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
 
 export interface ContentDetector {
   scan(value: unknown, basePath?: string): PolicyFinding[];
 }
 
 export type ContentDetectors = Partial<Record<"secrets" | "pii" | "hiddenText" | "poisoning", ContentDetector>>;
-
-export interface DecisionRule {
-  name: string;
-  action: Action;
-  reason?: string;
-  findings?: PolicyFinding[];
-}
-
-export interface Decision {
-  action: "allow" | "deny" | "flag";
-  /** The proxy acted on it (enforce mode and a denial it can carry out). */
-  enforced: boolean;
-  rules: DecisionRule[];
-  /** What enforcement did on the wire (set once it did it), e.g. "not forwarded". */
-  effect?: string;
-}
 
 /** Conditions worth a log record of their own (not tied to one message). */
 export type PolicyWarn = (w: RateLimitOverflowWarning) => void;

@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { RE2JS } from "re2js";
-import { canonicalJson, sha256Of } from "../mcp/canonical-json.js";
+import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 
 /**
  * Server-supplied JSON Schemas compiled with bounds: regular expressions run on RE2 (linear time, no

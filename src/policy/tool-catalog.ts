@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Of } from "../mcp/canonical-json.js";
+import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 import { SchemaCompiler, type CompiledSchema } from "./schema-compiler.js";
 
 const MAX_SERVERS = 1_000;

@@ -10,12 +10,13 @@ import type { ExchangeRecord } from "./exchange-record.js";
 import { forwardExchange, type ForwardRoute, type Upstream } from "./forward.js";
 import { declaresBody, requestFraming } from "./framing.js";
 import { refuseRequest, refuseUpgrade, routeRequest } from "./route.js";
-import { formatTarget, type Target } from "./target.js";
+import type { Target } from "./target.js";
 import { UpgradeLeg, type UpgradeStats } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
 import type { Logger } from "../log/logger.js";
+import { proxyRecord, type ProxyEvent } from "../records/proxy-records.js";
 import { globToRegExp } from "../util/glob.js";
 import { redactText, redactUrlQuery } from "../log/redact.js";
 
@@ -64,7 +65,7 @@ export class ProxyServer {
   constructor(private readonly opts: ProxyServerOptions) {
     this.log = opts.logger;
     this.addons = new AddonChain(opts.addons, (addon, hook, err) =>
-      this.log.error({ event: "addon_error", addon, hook, err: errorText(err) }),
+      this.record({ type: "addon_error", addon, hook, err: errorText(err) }),
     );
     // One context for every upstream TLS connection: given `ca` instead, each new connection would parse
     // every trusted root again (~80 ms of CPU and ~1.3 MB for the ~270 roots of Node and the system).
@@ -83,7 +84,7 @@ export class ProxyServer {
       request: (req, res, requestTarget) => this.onRequest(req, res, requestTarget),
       upgrade: (req, socket, head) => this.onUpgrade(req, socket, head),
       malformed: (err, socket) => this.onMalformed(err, socket),
-      error: (kind, err) => this.log.debug({ event: "engine_error", kind, err: errorText(err) }),
+      error: (kind, err) => this.record({ type: "engine_error", kind, err: errorText(err) }),
     }, opts.headersTimeoutMs);
   }
 
@@ -146,7 +147,7 @@ export class ProxyServer {
     const unavailable = this.opts.refuseTraffic?.();
     if (unavailable) {
       socket.on("error", () => socket.destroy());
-      this.log.warn({ event: "refused", stage: "connect", client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`, status: 503, reason: unavailable });
+      this.record({ type: "refused_connect", client: peerOf(req.socket), status: 503, reason: unavailable });
       const body = `mcp-wiretap: ${unavailable}\n`;
       socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
@@ -165,23 +166,14 @@ export class ProxyServer {
           this.tunnels.set(tunnelSocket, tunnel);
           this.engine.serveTunnel(tunnelSocket);
         },
-        refused: (e) => this.log.warn({ event: "refused", stage: "connect", client: `${e.client.address}:${e.client.port}`, target: e.target, status: e.status, reason: e.reason }),
-        clientTlsError: (t, err) =>
-          this.log.warn({
-            event: "client_tls_error",
-            tunnel: t.id,
-            server: formatTarget(t.target),
-            client: `${t.client.address}:${t.client.port}`,
-            err: errorText(err),
-            hint: "the client may not trust the mcp-wiretap CA: see `mcp-wiretap ca path`",
-          }),
+        refused: (e) => this.record({ type: "refused_connect", client: e.client, target: e.target, status: e.status, reason: e.reason }),
+        clientTlsError: (t, err) => this.record({ type: "client_tls_error", tunnel: t.id, server: t.target, client: t.client, err: errorText(err) }),
         passthroughEnd: (t, stats) => {
-          this.log.info({
-            event: "tunnel",
-            mode: "passthrough",
+          this.record({
+            type: "tunnel",
             tunnel: t.id,
-            client: `${t.client.address}:${t.client.port}`,
-            server: formatTarget(t.target),
+            client: t.client,
+            server: t.target,
             bytesUp: stats.bytesUp,
             bytesDown: stats.bytesDown,
             durationMs: Date.now() - t.startedAt,
@@ -207,7 +199,7 @@ export class ProxyServer {
     }
     if (unavailable) {
       req.resume();
-      this.log.warn({ event: "refused", stage: "request", client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`, status: 503, reason: unavailable });
+      this.record({ type: "refused_request", client: peerOf(req.socket), status: 503, reason: unavailable });
       refuseRequest(res, 503, unavailable);
       return;
     }
@@ -291,12 +283,12 @@ export class ProxyServer {
 
   /** A WebSocket the upstream switched to has closed. */
   private websocketRecord(route: ForwardRoute, flow: string, startedAt: number, stats: UpgradeStats): void {
-    this.log.info({
-      event: "websocket",
+    this.record({
+      type: "websocket",
       flow,
-      client: `${route.client.address}:${route.client.port}`,
-      server: formatTarget(route.target),
-      path: redactUrlQuery(route.path),
+      client: route.client,
+      server: route.target,
+      path: route.path,
       status: stats.status,
       bytesUp: stats.bytesUp,
       bytesDown: stats.bytesDown,
@@ -306,11 +298,10 @@ export class ProxyServer {
   }
 
   private logRefused(req: http.IncomingMessage, tunnel: TunnelContext | undefined, status: number, reason: string): void {
-    this.log.warn({
-      event: "refused",
-      stage: "request",
-      client: `${peerOf(req.socket).address}:${peerOf(req.socket).port}`,
-      server: tunnel ? formatTarget(tunnel.info.target) : null,
+    this.record({
+      type: "refused_request",
+      client: peerOf(req.socket),
+      server: tunnel ? tunnel.info.target : null,
       method: req.method,
       host: req.headers.host?.slice(0, 300) ?? null,
       status,
@@ -324,13 +315,12 @@ export class ProxyServer {
     const tunnel = this.tunnels.get(socket);
     const client = tunnel ? tunnel.info.client : peerOf(socket);
     const connect = /^CONNECT /i.test(line);
-    this.log.warn({
-      event: "refused",
-      stage: connect ? "connect" : "request",
-      client: `${client.address}:${client.port}`,
+    this.record({
+      type: "malformed_request",
+      connect,
+      client,
       ...(connect ? { target: printable(line.slice(8).replace(/ HTTP\/[\d.]+$/, "")) } : { requestLine: printable(redactText(redactUrlQuery(line))) }),
-      ...(tunnel ? { server: formatTarget(tunnel.info.target) } : {}),
-      status: 400,
+      ...(tunnel ? { server: tunnel.info.target } : {}),
       reason: `malformed HTTP request (${err.code ?? err.message})`,
     });
   }
@@ -348,14 +338,15 @@ export class ProxyServer {
     const auth = this.opts.proxyAuth;
     if (!auth || auth.allows(req.headers["proxy-authorization"])) return true;
     const client = peerOf(req.socket);
-    this.log.warn({
-      event: "refused",
-      stage: req.method === "CONNECT" ? "connect" : "request",
-      client: `${client.address}:${client.port}`,
-      status: 407,
-      reason: req.headers["proxy-authorization"] ? "wrong proxy credentials" : "proxy credentials missing",
-    });
+    const reason = req.headers["proxy-authorization"] ? "wrong proxy credentials" : "proxy credentials missing";
+    this.record({ type: req.method === "CONNECT" ? "refused_connect" : "refused_request", client, status: 407, reason });
     return false;
+  }
+
+  /** Every record the proxy writes itself comes from a typed event, shaped by the records module. */
+  private record(e: ProxyEvent): void {
+    const { level, record } = proxyRecord(e);
+    this.log[level](record);
   }
 
   private track(socket: Duplex): void {

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { formatHostPort } from "../records/format.js";
 
 /** A validated destination. `host` is lower-case, IPv6 without brackets. */
 export interface Target {
@@ -80,7 +81,7 @@ function splitHostPort(value: string): { host: string; port: string | undefined 
 
 /** `host:port` for logs and policy, with IPv6 bracketed. */
 export function formatTarget(t: Target): string {
-  return `${isIPv6(t.host) ? `[${t.host}]` : t.host}:${t.port}`;
+  return formatHostPort(t.host, t.port);
 }
 
 export function sameTarget(a: Target, b: Target): boolean {

@@ -1,6 +1,7 @@
 import type { Logger } from "../log/logger.js";
 import { maskAtPointers, redactText } from "../log/redact.js";
 import { secretsScanner } from "../policy/detectors/secrets.js";
+import { stderrRecord } from "../records/lifecycle-records.js";
 import { LineFramer } from "./line-framer.js";
 
 export interface StderrLimits {
@@ -46,7 +47,7 @@ export class StderrRecorder {
 
   end(): void {
     this.framer.end();
-    if (this.suppressed > 0) this.log.warn({ event: "stderr", ...this.fields, suppressedLines: this.suppressed });
+    if (this.suppressed > 0) this.log.warn(stderrRecord(this.fields, { suppressedLines: this.suppressed }));
     this.suppressed = 0;
   }
 
@@ -62,13 +63,8 @@ export class StderrRecorder {
     }
     this.inWindow++;
     const text = content.toString("utf8").replace(/\r$/, "");
-    const record: Record<string, unknown> = { event: "stderr", ...this.fields, line: redactLine(text), bytes };
-    if (truncated) record.truncated = true;
-    if (this.suppressed > 0) {
-      record.suppressedLines = this.suppressed;
-      this.suppressed = 0;
-    }
-    this.log.info(record);
+    this.log.info(stderrRecord(this.fields, { line: redactLine(text), bytes, truncated, suppressedLines: this.suppressed }));
+    this.suppressed = 0;
   }
 }
 

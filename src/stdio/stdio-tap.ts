@@ -1,13 +1,14 @@
 import type { Direction } from "../mcp/correlator.js";
 import { splitBatch, type RequestId } from "../mcp/jsonrpc.js";
-import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { McpTracker, TrackedContext } from "../mcp/tracker.js";
+import type { Judged } from "../mcp/rpc-event.js";
+import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
 import { isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../policy/enforcement.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine } from "./read-line.js";
 
 export interface StdioTapOptions {
-  tracker: McpTracker;
+  /** Judges and records every message, and returns its decision. */
+  pipeline: MessageHandler;
   /** `stdio:LABEL` */
   server: string;
   /** One launch is one session (and one flow). */
@@ -22,8 +23,8 @@ export interface StdioTapOptions {
 }
 
 /**
- * Both directions of one stdio launch: frames the lines, hands every message to the tracker (which
- * judges and records it) and, in enforce mode, forwards only what was judged. In monitor mode bytes are
+ * Both directions of one stdio launch: frames the lines, hands every message to the pipeline (which
+ * judges and records it, and returns the decision) and, in enforce mode, forwards only what was judged. In monitor mode bytes are
  * forwarded as they arrive, before anything else is done with them.
  */
 export class StdioTap {
@@ -97,7 +98,7 @@ export class StdioTap {
         const id = head ? leadingId(head) : null;
         head = null;
         try {
-          this.o.tracker.invalid(this.context(direction), enforced ? `${what}: not forwarded (enforce mode cannot judge it)` : `${what}: forwarded uninspected`, total);
+          this.o.pipeline.invalid(this.context(direction), enforced ? `${what}: not forwarded (enforce mode cannot judge it)` : `${what}: forwarded uninspected`, total);
         } catch (err) {
           this.o.onError(err, direction);
         }
@@ -112,16 +113,17 @@ export class StdioTap {
     // mode drops them (nothing unrecorded reaches a peer).
     if (reading.blank) return;
     if (reading.value === undefined) {
-      this.o.tracker.invalid(this.context(direction), this.enforcing ? `${reading.problem}; not forwarded` : reading.problem!, raw.length);
+      this.o.pipeline.invalid(this.context(direction), this.enforcing ? `${reading.problem}; not forwarded` : reading.problem!, raw.length);
       if (this.enforcing) this.answerUnreadable(direction, null, reading.problem!);
       return;
     }
     const { batch, messages } = splitBatch(reading.value);
     const reason = reading.problem && this.enforcing ? `${reading.problem}; not forwarded` : reading.problem;
-    const events = messages.map((m, index) =>
-      this.o.tracker.message({ ...this.context(direction, reason), ...(batch ? { batch: { index, size: messages.length } } : {}) }, m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length),
+    const judged = messages.map((m, index) =>
+      this.o.pipeline.message({ ...this.context(direction, reason), ...(batch ? { batch: { index, size: messages.length } } : {}) }, m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length),
     );
     if (!this.o.enforce) return;
+    const events = judged.map((j) => j.event);
     // Read leniently, or JSON that is not JSON-RPC: its receiver might read it otherwise. Refused, and
     // whoever waits for an answer to it gets an error instead of silence.
     const problem = reading.problem ?? events.find((e) => e.kind === "invalid")?.reason;
@@ -133,38 +135,38 @@ export class StdioTap {
       }
       return;
     }
-    if (!events.some(isEnforcedDeny)) {
+    if (!judged.some(isEnforcedDeny)) {
       forward(raw);
       return;
     }
-    if (direction === "client_to_server") this.enforceClientLine(events, batch, forward);
-    else this.enforceServerLine(events, batch, forward);
+    if (direction === "client_to_server") this.enforceClientLine(judged, batch, forward);
+    else this.enforceServerLine(judged, batch, forward);
   }
 
   /** As on HTTP: one denied request or notification refuses the whole line; denied responses are replaced. */
-  private enforceClientLine(events: RpcEvent[], batch: boolean, forward: (b: Buffer) => void): void {
-    const denied = events.filter(isEnforcedDeny);
-    const requests = events.filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
-    if (requests.length > 0 || denied.some((e) => e.kind === "notification")) {
-      const errors = requests.map((r) => {
-        this.o.tracker.correlator.answer(r.server, this.o.session, r.direction, r.id!);
-        return policyError(r.id!, r.decision?.enforced ? r.decision : denied[0]!.decision!);
+  private enforceClientLine(judged: Judged[], batch: boolean, forward: (b: Buffer) => void): void {
+    const denied = judged.filter(isEnforcedDeny);
+    const requests = judged.filter(({ event: e }) => e.kind === "request" && e.id !== null && e.id !== undefined);
+    if (requests.length > 0 || denied.some((j) => j.event.kind === "notification")) {
+      const errors = requests.map(({ event: r, decision }) => {
+        this.o.pipeline.tracker.correlator.answer(r.server, this.o.session, r.direction, r.id!);
+        return policyError(r.id!, decision.enforced ? decision : denied[0]!.decision);
       });
       if (errors.length > 0) this.o.toClient(jsonLine(batch ? errors : errors[0]));
       return;
     }
-    const out = events.map((e) => (isEnforcedDeny(e) ? policyError(e.id ?? null, e.decision!) : e.raw));
+    const out = judged.map((j) => (isEnforcedDeny(j) ? policyError(j.event.id ?? null, j.decision) : j.event.raw));
     forward(jsonLine(batch ? out : out[0]));
   }
 
-  private enforceServerLine(events: RpcEvent[], batch: boolean, forward: (b: Buffer) => void): void {
-    const out = events.map((e) => (isEnforcedDeny(e) ? replacementForServerMessage(e, this.o.enforce!.removeDeniedTools) : e.raw)).filter((m) => m !== null);
+  private enforceServerLine(judged: Judged[], batch: boolean, forward: (b: Buffer) => void): void {
+    const out = judged.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, this.o.enforce!.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
     if (out.length === 0) return;
     forward(jsonLine(batch ? out : out[0]));
   }
 
-  private refuse(e: RpcEvent, problem: string): void {
-    this.o.tracker.correlator.answer(e.server, this.o.session, e.direction, e.id!);
+  private refuse(e: Judged["event"], problem: string): void {
+    this.o.pipeline.tracker.correlator.answer(e.server, this.o.session, e.direction, e.id!);
     const toRequester = e.direction === "client_to_server" ? this.o.toClient : this.o.toServer;
     toRequester(jsonLine(unreadableError(e.id!, problem)));
   }
@@ -172,12 +174,12 @@ export class StdioTap {
   /** A line that could not be read at all: a request it may have been gets an error rather than silence. */
   private answerUnreadable(direction: Direction, id: RequestId | null, problem: string): void {
     if (direction === "client_to_server") {
-      if (id !== null) this.o.tracker.correlator.answer(this.o.server, this.o.session, direction, id);
+      if (id !== null) this.o.pipeline.tracker.correlator.answer(this.o.server, this.o.session, direction, id);
       this.o.toClient(jsonLine(unreadableError(id, problem)));
       return;
     }
     // From the server: if it was a response, the request it answers gets the error instead.
-    if (id !== null && this.o.tracker.correlator.answer(this.o.server, this.o.session, "client_to_server", id)) {
+    if (id !== null && this.o.pipeline.tracker.correlator.answer(this.o.server, this.o.session, "client_to_server", id)) {
       this.o.toClient(jsonLine(unreadableError(id, problem)));
     }
   }

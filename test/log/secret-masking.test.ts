@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rpcRecord } from "../../src/log/rpc-record.js";
+import { rpcRecord } from "../../src/records/rpc-record.js";
 import { classifyMessage } from "../../src/mcp/jsonrpc.js";
 import type { RpcEvent } from "../../src/mcp/rpc-event.js";
 import { createPolicy } from "../../src/policy/create-policy.js";

@@ -7,9 +7,8 @@
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { rpcRecord, sessionRecord } from "../../src/log/rpc-record.js";
 import { mcpAddon } from "../../src/mcp/addon.js";
-import { McpTracker } from "../../src/mcp/tracker.js";
+import { recordingPipeline, shippedPolicy } from "../pipeline/pipeline-fixtures.js";
 import { ExchangeRecord } from "../../src/proxy/exchange-record.js";
 
 const REQUEST = Buffer.from(
@@ -56,16 +55,9 @@ async function settle(ex: ExchangeRecord): Promise<void> {
 
 /** Runs one exchange through the addon; returns the records written, normalised. */
 async function run(requestChunks: Buffer[], responseChunks: Buffer[], encoding?: string): Promise<Rec[]> {
-  const out: Rec[] = [];
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => out.push(rpcRecord(e, { payloads: "full", maxPayloadBytes: 1 << 20 })),
-      session: (r) => out.push(sessionRecord(r)),
-    },
-    { maxPending: 100, maxSessions: 10 },
-    () => 0,
-  );
-  const addon = mcpAddon(tracker, { maxInspectBytes: 1 << 20 });
+  const { pipeline, records } = recordingPipeline(shippedPolicy(() => 0), { payloads: { payloads: "full", maxPayloadBytes: 1 << 20 }, now: () => 0 });
+  const out = records as Rec[];
+  const addon = mcpAddon(pipeline, { maxInspectBytes: 1 << 20 });
   const ex = new ExchangeRecord(
     "mitm",
     { address: "127.0.0.1", port: 50000, tls: "TLSv1.3" },

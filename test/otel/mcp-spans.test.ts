@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { McpSpanBuilder, decisionCounts, splitServer, type McpSpan } from "../../src/otel/mcp-spans.js";
-import { rpcRecord } from "../../src/log/rpc-record.js";
+import { rpcRecord } from "../../src/records/rpc-record.js";
 
 const base = { event: "rpc", flow: "f1", transport: "streamable-http", server: "[::1]:8443", path: "/mcp", session: "s1", protocolVersion: "2025-11-25" };
 const req = (id: unknown, extra: Record<string, unknown> = {}) => ({ ...base, direction: "client_to_server", kind: "request", id, method: "tools/call", tool: "t", ...extra });

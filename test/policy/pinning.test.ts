@@ -136,10 +136,10 @@ describe("tool pinning", () => {
     const e = toolsListResponse([echoChanged, add], { server: SERVER });
     e.decision = policy.judge(e);
     expect(e.decision).toMatchObject({ action: "deny", enforced: true });
-    expect(plannedEffect(e, true)).toBe("removed tools: echo");
-    expect(replacementForServerMessage(e, true)).toEqual({ jsonrpc: "2.0", id: e.id, result: { tools: [add] } });
-    expect(plannedEffect(e, false)).toBe("replaced by a policy error");
-    expect(replacementForServerMessage(e, false)).toMatchObject({ id: e.id, error: { code: -32051, message: "blocked by mcp-wiretap policy: detector:toolPinning" } });
+    expect(plannedEffect(e, e.decision, true)).toBe("removed tools: echo");
+    expect(replacementForServerMessage({ event: e, decision: e.decision }, true)).toEqual({ jsonrpc: "2.0", id: e.id, result: { tools: [add] } });
+    expect(plannedEffect(e, e.decision, false)).toBe("replaced by a policy error");
+    expect(replacementForServerMessage({ event: e, decision: e.decision }, false)).toMatchObject({ id: e.id, error: { code: -32051, message: "blocked by mcp-wiretap policy: detector:toolPinning" } });
   });
 });
 

@@ -6,9 +6,8 @@ import type { Addon, RequestVerdict } from "../../src/proxy/exchange.js";
 import { forwardExchange, type Upstream } from "../../src/proxy/forward.js";
 import { requestFraming } from "../../src/proxy/framing.js";
 import { mcpAddon } from "../../src/mcp/addon.js";
-import { McpTracker } from "../../src/mcp/tracker.js";
+import { MessagePipeline } from "../../src/pipeline/message-pipeline.js";
 import type { RpcEvent } from "../../src/mcp/rpc-event.js";
-import { judgeReadings, settleEnforcement } from "../../src/policy/enforcement.js";
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -98,23 +97,24 @@ describe("an MCP message whose judgement throws", () => {
         return { action: "allow" as const, enforced: false, rules: [] };
       },
     };
-    const tracker = new McpTracker(
-      {
-        rpc: (e) => {
-          e.decision = judgeReadings(policy, e);
-          settleEnforcement(e, e.decision, true);
+    const pipeline = new MessagePipeline({
+      policy,
+      removeDeniedTools: true,
+      payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
+      limits: { maxPending: 10, maxSessions: 10 },
+      output: {
+        rpc: (record, _loud, _hidden, e) => {
           if (fail === "record" && e.method === "tools/call") throw new Error("log broke");
           records.push(e);
         },
         session: () => {},
       },
-      { maxPending: 10, maxSessions: 10 },
-    );
-    return proxyWith(mcpAddon(tracker, { maxInspectBytes: 1 << 20, enforce: { maxInspectBytes: 1 << 20, removeDeniedTools: true } }), upstreamPort);
+    });
+    return proxyWith(mcpAddon(pipeline, { maxInspectBytes: 1 << 20, enforce: { maxInspectBytes: 1 << 20, removeDeniedTools: true } }), upstreamPort);
   }
 
   for (const fail of ["policy", "record"] as const) {
-    it(`(${fail} stage) is refused with the unreadable error and recorded, never forwarded`, async () => {
+    it(`(${fail} stage) is refused with its own error and recorded, never forwarded`, async () => {
       let reached = 0;
       const upstreamPort = await listen((req, res) => {
         reached++;
@@ -125,7 +125,8 @@ describe("an MCP message whose judgement throws", () => {
       const port = await mcpProxy(upstreamPort, records, fail);
       const answer = await post(port, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm","arguments":{}}}');
       expect(reached).toBe(0);
-      expect(JSON.parse(answer.text)).toMatchObject({ id: fail === "policy" ? 1 : null, error: { code: -32052 } });
+      // A policy that throws: "could not judge" (-32053); a stage after it that throws: the body is unreadable (-32052).
+      expect(JSON.parse(answer.text)).toMatchObject({ id: fail === "policy" ? 1 : null, error: { code: fail === "policy" ? -32053 : -32052 } });
       expect(records.find((r) => r.decision?.enforced === true)).toMatchObject(fail === "policy" ? { kind: "request", method: "tools/call" } : { kind: "invalid" });
       // Other messages still pass.
       const ping = await post(port, '{"jsonrpc":"2.0","id":2,"method":"ping"}');

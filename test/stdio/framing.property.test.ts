@@ -5,9 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { rpcRecord, sessionRecord } from "../../src/log/rpc-record.js";
-import { McpTracker } from "../../src/mcp/tracker.js";
-import { settleEnforcement } from "../../src/policy/enforcement.js";
+import { recordingPipeline } from "../pipeline/pipeline-fixtures.js";
 import { StdioTap } from "../../src/stdio/stdio-tap.js";
 import { policyFrom } from "../policy/policy-fixtures.js";
 
@@ -55,25 +53,17 @@ interface Run {
 
 /** Feeds both streams in the given pieces, interleaved as the reads would come, and collects the output. */
 function run(mode: "monitor" | "enforce", clientCuts: number[], serverCuts: number[]): Run {
-  const records: unknown[] = [];
   const policy = policyFrom(POLICY(mode));
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        e.decision = policy.judge(e);
-        settleEnforcement(e, e.decision, true);
-        records.push(rpcRecord(e, { payloads: "truncated", maxPayloadBytes: 1000 }));
-      },
-      // The session table keeps its own clock: its duration is not part of the comparison.
-      session: (r) => records.push({ ...sessionRecord(r), durationMs: undefined }),
-    },
-    { maxPending: 100, maxSessions: 10 },
-    () => 0,
-  );
+  const { pipeline, records } = recordingPipeline(policy, {
+    payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
+    now: () => 0,
+    // The session table keeps its own clock: its duration is not part of the comparison.
+    session: (r) => ({ ...r, durationMs: undefined }),
+  });
   const toServer: Buffer[] = [];
   const toClient: Buffer[] = [];
   const tap = new StdioTap({
-    tracker,
+    pipeline,
     server: "stdio:test",
     session: "stdio-1",
     maxInspectBytes: MAX_INSPECT,
@@ -91,7 +81,7 @@ function run(mode: "monitor" | "enforce", clientCuts: number[], serverCuts: numb
   tap.clientEnded();
   for (const p of server) tap.fromServer(p);
   tap.serverEnded();
-  tracker.close();
+  pipeline.tracker.close();
   return { records, toServer: Buffer.concat(toServer), toClient: Buffer.concat(toClient) };
 }
 

@@ -1,6 +1,7 @@
 /** A stage that throws on a line never takes the relay down; enforce mode keeps that line back. */
 import { describe, expect, it } from "vitest";
-import { McpTracker } from "../../src/mcp/tracker.js";
+import { MessagePipeline } from "../../src/pipeline/message-pipeline.js";
+import { shippedPolicy } from "../pipeline/pipeline-fixtures.js";
 import { StdioTap } from "../../src/stdio/stdio-tap.js";
 import { UNREADABLE_CODE } from "../../src/mcp/jsonrpc.js";
 
@@ -8,18 +9,22 @@ function tapWith(enforce: boolean) {
   const errors: string[] = [];
   const toServer: string[] = [];
   const toClient: string[] = [];
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        if (e.method === "tools/list") throw new Error("pin store: EACCES");
-        if (e.kind === "invalid") throw new Error("log: EIO");
+  // The stage after the judgement fails: the record of tools/list cannot be written.
+  const pipeline = new MessagePipeline({
+    policy: shippedPolicy(),
+    removeDeniedTools: true,
+    payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
+    limits: { maxPending: 10, maxSessions: 10 },
+    output: {
+      rpc: (record) => {
+        if (record.method === "tools/list") throw new Error("pin store: EACCES");
+        if (record.kind === "invalid") throw new Error("log: EIO");
       },
       session: () => {},
     },
-    { maxPending: 10, maxSessions: 10 },
-  );
+  });
   const tap = new StdioTap({
-    tracker,
+    pipeline,
     server: "stdio:t",
     session: "s",
     maxInspectBytes: 1000,

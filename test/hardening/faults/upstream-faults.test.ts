@@ -18,7 +18,7 @@ import pino from "pino";
 import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateCa, LeafIssuer } from "../../../src/ca/index.js";
-import { httpRecordAddon } from "../../../src/log/http-record.js";
+import { httpRecordAddon } from "../../../src/records/http-record.js";
 import { ProxyServer } from "../../../src/proxy/server.js";
 import { startHttpsUpstream, type TestUpstream } from "../../helpers/https-upstream.js";
 import { openTunnel, startTestProxy, tlsThroughTunnel, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";

@@ -16,12 +16,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createBodyDecoder, createSseDecoder, type BodyMessage, type BodyProblem, type SseRecord } from "../../../src/body/index.js";
 import { DEFAULT_POLICY_FILE } from "../../../src/cli/package-info.js";
-import { rpcRecord, sessionRecord } from "../../../src/log/rpc-record.js";
 import { mcpAddon } from "../../../src/mcp/addon.js";
 import { classifyMessage, splitBatch } from "../../../src/mcp/jsonrpc.js";
 import { LegacyEndpoints } from "../../../src/mcp/legacy-endpoints.js";
 import { decodeHeader, headerMismatches } from "../../../src/mcp/stateless-headers.js";
-import { McpTracker } from "../../../src/mcp/tracker.js";
+import { recordingPipeline } from "../../pipeline/pipeline-fixtures.js";
 import { createPolicy } from "../../../src/policy/create-policy.js";
 import { loadPolicyFile } from "../../../src/policy/load-config.js";
 import { ExchangeRecord } from "../../../src/proxy/exchange-record.js";
@@ -567,20 +566,9 @@ async function runAddon(input: {
   responseCuts: number[];
   outcome: "end" | "abort" | "client_aborted";
 }): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
   const policy = createPolicy(policyConfig, { pins: null, now: () => 0 });
-  const tracker = new McpTracker(
-    {
-      rpc: (e) => {
-        e.decision = policy.judge(e);
-        out.push(rpcRecord(e, { payloads: "full", maxPayloadBytes: 1024 }));
-      },
-      session: (r) => out.push(sessionRecord(r)),
-    },
-    { maxPending: 8, maxSessions: 4 },
-    () => 0,
-  );
-  const addon = mcpAddon(tracker, { maxInspectBytes: 2048, maxJsonDepth: 8 });
+  const { pipeline, records: out } = recordingPipeline(policy, { payloads: { payloads: "full", maxPayloadBytes: 1024 }, now: () => 0, maxPending: 8, maxSessions: 4 });
+  const addon = mcpAddon(pipeline, { maxInspectBytes: 2048, maxJsonDepth: 8 });
   const ex = new ExchangeRecord(
     "mitm",
     { address: "127.0.0.1", port: 50000, tls: "TLSv1.3" },

@@ -1,15 +1,29 @@
-import type { Addon, Exchange } from "../proxy/exchange.js";
-import { formatTarget } from "../proxy/target.js";
-import type { ExchangeRecord } from "../proxy/exchange-record.js";
-import type { Logger } from "./logger.js";
-import { redactHeaders, redactUrlQuery } from "./redact.js";
+import type { Logger } from "../log/logger.js";
+import { redactHeaders, redactUrlQuery } from "../log/redact.js";
+import { formatHostPort, formatPeer } from "./format.js";
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** What the `http` record reads of an exchange (the proxy's `Exchange`; records do not import the proxy). */
+export interface EndedExchange {
+  id: string;
+  mode: string;
+  startedAt: number;
+  endedAt?: number | null;
+  client: { address: string; port: number; tls: string | null };
+  server: { host: string; port: number; secure: boolean; tls: string | null; insecure: boolean };
+  request: { method: string; path: string; httpVersion: string; headers: Headers };
+  response: { status: number; source: string; headers: Headers } | null;
+  requestBytes: number;
+  responseBytes: number;
+  error: { code: string } | null;
+}
 
 /** One `event: "http"` record per exchange, written when the exchange ends. */
-export function httpRecordAddon(logger: Logger): Addon {
+export function httpRecordAddon(logger: Logger): { name: string; exchangeEnd(ex: EndedExchange): void } {
   return {
     name: "http-record",
-    exchangeEnd(ex: Exchange) {
-      const record = ex as ExchangeRecord;
+    exchangeEnd(ex: EndedExchange) {
       const failed = ex.error !== null && ex.error.code !== "client_aborted";
       // Credentials the client sent are removed by value where they come back (an echoing WWW-Authenticate)
       // by the log sink's ExchangeSecrets, as from every record of the exchange.
@@ -17,15 +31,15 @@ export function httpRecordAddon(logger: Logger): Addon {
         event: "http",
         flow: ex.id,
         mode: ex.mode,
-        client: `${ex.client.address}:${ex.client.port}`,
-        server: formatTarget(ex.server),
+        client: formatPeer(ex.client),
+        server: formatHostPort(ex.server.host, ex.server.port),
         method: ex.request.method,
         path: redactUrlQuery(ex.request.path),
         status: ex.response?.status ?? null,
         statusSource: ex.response?.source ?? null,
         requestBytes: ex.requestBytes,
         responseBytes: ex.responseBytes,
-        durationMs: (record.endedAt ?? Date.now()) - ex.startedAt,
+        durationMs: (ex.endedAt ?? Date.now()) - ex.startedAt,
         tls: ex.server.secure || ex.client.tls ? { client: ex.client.tls, server: ex.server.tls } : null,
         httpVersion: ex.request.httpVersion,
         requestHeaders: redactHeaders(ex.request.headers),

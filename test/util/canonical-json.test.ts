@@ -8,7 +8,7 @@ import {
   canonicalJson,
   computeArgsHash,
   sha256Of,
-} from "../../src/mcp/canonical-json.js";
+} from "../../src/util/canonical-json.js";
 
 function nested(depth: number): unknown {
   let value: unknown = 1;

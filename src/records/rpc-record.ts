@@ -1,9 +1,9 @@
-import { computeArgsHash } from "../mcp/canonical-json.js";
+import { computeArgsHash } from "../util/canonical-json.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, measurePayload, shapePayload, type PayloadMode } from "./payload.js";
-import { maskAtPointers, redactBody, redactUrlQuery } from "./redact.js";
-import { SCANNED_PREFIX_BYTES, scanForSecrets, scanOfFindings, type SecretScan } from "./secret-masks.js";
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, measurePayload, shapePayload, type PayloadMode } from "../log/payload.js";
+import { maskAtPointers, redactBody, redactUrlQuery } from "../log/redact.js";
+import { SCANNED_PREFIX_BYTES, scanForSecrets, scanOfFindings, type SecretScan } from "../log/secret-masks.js";
 
 export interface PayloadOptions {
   payloads: PayloadMode;

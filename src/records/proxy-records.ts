@@ -1,0 +1,113 @@
+import { redactUrlQuery } from "../log/redact.js";
+import { formatHostPort, formatPeer } from "./format.js";
+
+type Peer = { address: string; port: number };
+type Target = { host: string; port: number };
+
+/**
+ * What the proxy reports besides exchanges and messages, as typed events; `proxyRecord` turns each into
+ * its record (docs/log-format.md). The proxy never builds a record shape itself.
+ */
+export type ProxyEvent =
+  | { type: "refused_connect"; client: Peer; target?: string; status: number; reason: string; server?: Target }
+  | { type: "refused_request"; client: Peer; server?: Target | null; method?: string; host?: string | null; status: number; reason: string }
+  | { type: "malformed_request"; connect: boolean; client: Peer; target?: string; requestLine?: string; server?: Target; reason: string }
+  | { type: "client_tls_error"; tunnel: string; server: Target; client: Peer; err: string }
+  | { type: "tunnel"; tunnel: string; client: Peer; server: Target; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
+  | { type: "websocket"; flow: string; client: Peer; server: Target; path: string; status: number | null; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
+  | { type: "addon_error"; addon: string; hook: string; err: string }
+  | { type: "engine_error"; kind: string; err: string };
+
+export type RecordLevel = "debug" | "info" | "warn" | "error";
+
+export function proxyRecord(e: ProxyEvent): { level: RecordLevel; record: Record<string, unknown> } {
+  switch (e.type) {
+    case "refused_connect":
+      return {
+        level: "warn",
+        record: {
+          event: "refused",
+          stage: "connect",
+          client: formatPeer(e.client),
+          ...(e.target !== undefined ? { target: e.target } : {}),
+          ...(e.server ? { server: formatHostPort(e.server.host, e.server.port) } : {}),
+          status: e.status,
+          reason: e.reason,
+        },
+      };
+    case "refused_request":
+      return {
+        level: "warn",
+        record: {
+          event: "refused",
+          stage: "request",
+          client: formatPeer(e.client),
+          ...(e.server !== undefined ? { server: e.server ? formatHostPort(e.server.host, e.server.port) : null } : {}),
+          ...(e.method !== undefined ? { method: e.method } : {}),
+          ...(e.host !== undefined ? { host: e.host } : {}),
+          status: e.status,
+          reason: e.reason,
+        },
+      };
+    case "malformed_request":
+      return {
+        level: "warn",
+        record: {
+          event: "refused",
+          stage: e.connect ? "connect" : "request",
+          client: formatPeer(e.client),
+          ...(e.connect ? { target: e.target } : { requestLine: e.requestLine }),
+          ...(e.server ? { server: formatHostPort(e.server.host, e.server.port) } : {}),
+          status: 400,
+          reason: e.reason,
+        },
+      };
+    case "client_tls_error":
+      return {
+        level: "warn",
+        record: {
+          event: "client_tls_error",
+          tunnel: e.tunnel,
+          server: formatHostPort(e.server.host, e.server.port),
+          client: formatPeer(e.client),
+          err: e.err,
+          hint: "the client may not trust the mcp-wiretap CA: see `mcp-wiretap ca path`",
+        },
+      };
+    case "tunnel":
+      return {
+        level: "info",
+        record: {
+          event: "tunnel",
+          mode: "passthrough",
+          tunnel: e.tunnel,
+          client: formatPeer(e.client),
+          server: formatHostPort(e.server.host, e.server.port),
+          bytesUp: e.bytesUp,
+          bytesDown: e.bytesDown,
+          durationMs: e.durationMs,
+          ...(e.error ? { error: e.error } : {}),
+        },
+      };
+    case "websocket":
+      return {
+        level: "info",
+        record: {
+          event: "websocket",
+          flow: e.flow,
+          client: formatPeer(e.client),
+          server: formatHostPort(e.server.host, e.server.port),
+          path: redactUrlQuery(e.path),
+          status: e.status,
+          bytesUp: e.bytesUp,
+          bytesDown: e.bytesDown,
+          durationMs: e.durationMs,
+          ...(e.error ? { error: e.error } : {}),
+        },
+      };
+    case "addon_error":
+      return { level: "error", record: { event: "addon_error", addon: e.addon, hook: e.hook, err: e.err } };
+    case "engine_error":
+      return { level: "debug", record: { event: "engine_error", kind: e.kind, err: e.err } };
+  }
+}
