@@ -118,6 +118,8 @@ export const RpcRecordSchema = z.strictObject({
   roundProblem: z.string().optional(),
   headerMismatch: z.array(z.strictObject({ header: z.string(), headerValue: nullableString, bodyValue: nullableString })).optional(),
   sseEventId: z.string().optional(),
+  traceparent: z.string().optional(),
+  tracestate: z.string().optional(),
   batch: z.strictObject({ index: z.number().int().nonnegative(), size: z.number().int().positive() }).optional(),
   insecureUpstream: z.literal(true).optional(),
   readability: z.strictObject({ reason: z.string(), readings: z.number().int().positive() }).optional(),
