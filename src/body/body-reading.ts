@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createContentDecoder, parseContentEncoding } from "./content-decoding.js";
+import { duplicateDoubt } from "./duplicate-members.js";
 import { maxDepth, parseJsonText } from "./json-body.js";
 import type { BodyProblem } from "./problem.js";
 
@@ -56,6 +57,9 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
       problem = { code: "json_too_deep", message: `JSON body nests deeper than ${opts.maxJsonDepth} levels` };
       continue;
     }
+    // JSON.parse keeps the last of two same-named members; other parsers keep the first or refuse.
+    const twice = duplicateDoubt(text);
+    if (twice !== null) doubts.push(twice);
     if (values.length === 0) bytes = size;
     values.push(parsed.value);
   }

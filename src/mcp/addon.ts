@@ -1,3 +1,4 @@
+import { duplicateDoubt } from "../body/duplicate-members.js";
 import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
@@ -89,7 +90,7 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     if (event.data === "") return;
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
-    const reason = [flow.streamAmbiguity, m.ambiguity].filter((d) => d !== null && d !== undefined).join("; ");
+    const doubts = [flow.streamAmbiguity, m.ambiguity];
     // An event with bytes that are not UTF-8 reads with them replaced (the lenient reading) or dropped.
     const texts = event.invalidUtf8 ? [event.data, event.data.replaceAll("\ufffd", "")] : [event.data];
     const values: unknown[] = [];
@@ -98,8 +99,12 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
       const parsed = parseJsonText(text);
       if (!parsed.ok) why ||= `SSE event data is not JSON: ${parsed.error}`;
       else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
-      else values.push(parsed.value);
+      else {
+        values.push(parsed.value);
+        doubts.push(duplicateDoubt(text));
+      }
     }
+    const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
     if (values.length === 0) {
       if (flow.isMcp) {
         const event = tracker.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);

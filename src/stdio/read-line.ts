@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
+import { duplicateDoubt } from "../body/duplicate-members.js";
 import { DEFAULT_MAX_JSON_DEPTH, maxDepth, parseJsonText } from "../body/index.js";
-import { duplicateMember } from "./duplicate-members.js";
 
 /**
  * How one stdio line reads. `value` is the lenient reading (what a peer that replaces bad UTF-8 would
@@ -27,8 +27,7 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
   const badBytes = utf8 ? undefined : "line is not valid UTF-8 (read with replacement characters)";
   if (!parsed.ok) return { blank: false, problem: badBytes ? `${badBytes}; ${parsed.error}` : `line is not JSON: ${parsed.error}` };
   if (maxDepth(parsed.value, depthLimit) > depthLimit) return { blank: false, problem: `JSON nests deeper than ${depthLimit} levels` };
-  const duplicate = duplicateMember(text);
-  const twice = duplicate === null ? undefined : `member ${JSON.stringify(duplicate).slice(0, 80)} appears twice in one object (receivers may read either value)`;
+  const twice = duplicateDoubt(text);
   const problem = [badBytes, twice].filter(Boolean).join("; ");
   return problem ? { blank: false, value: parsed.value, problem } : { blank: false, value: parsed.value };
 }

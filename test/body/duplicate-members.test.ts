@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { duplicateMember } from "../../src/stdio/duplicate-members.js";
+import { duplicateMember } from "../../src/body/duplicate-members.js";
 
 describe("duplicateMember", () => {
   it("finds a name given twice in one object, however it is written", () => {

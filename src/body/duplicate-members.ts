@@ -48,3 +48,9 @@ function closingQuote(text: string, open: number): number {
   }
   return text.length;
 }
+
+/** Why a JSON text may be read otherwise because of a member given twice, or null. */
+export function duplicateDoubt(text: string): string | null {
+  const duplicate = duplicateMember(text);
+  return duplicate === null ? null : `member ${JSON.stringify(duplicate).slice(0, 80)} appears twice in one object (receivers may read either value)`;
+}
