@@ -1,4 +1,5 @@
 import { duplicateDoubt } from "../body/duplicate-members.js";
+import { leadingValue } from "../body/leading-value.js";
 import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
@@ -32,7 +33,9 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
   const depthLimit = opts.maxJsonDepth ?? 256;
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
     const { batch, messages } = splitBatch(value);
-    if (!flow.isMcp && !messages.some(looksLikeJsonRpc)) return;
+    // A request without `jsonrpc` (or a batch nested in a batch) is still a call to a lenient server.
+    const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
+    if (!flow.isMcp && !messages.some(mayBeRpc)) return;
     flow.isMcp = true;
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
     messages.forEach((message, index) => {
@@ -58,7 +61,10 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
     const unreadable = p.ambiguity !== undefined && (flow.isMcp || direction === "client_to_server");
-    if (!flow.isMcp && !unreadable) return;
+    // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
+    // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
+    const judged = opts.enforce !== undefined && direction === "client_to_server" && (flow.sniffedType === null || flow.hinted);
+    if (!flow.isMcp && !unreadable && !judged) return;
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: p.ambiguity!, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
@@ -96,7 +102,12 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     const values: unknown[] = [];
     let why = "";
     for (const text of texts) {
-      const parsed = parseJsonText(text);
+      let parsed = parseJsonText(text);
+      const leading = parsed.ok ? null : leadingValue(text);
+      if (leading) {
+        parsed = leading.parsed;
+        doubts.push(leading.doubt.replace("the body", "the event"));
+      }
       if (!parsed.ok) why ||= `SSE event data is not JSON: ${parsed.error}`;
       else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
       else {
@@ -228,6 +239,10 @@ function finish(tracker: McpTracker, flow: McpFlow): void {
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {
   return h["transfer-encoding"] !== undefined || (h["content-length"] !== undefined && h["content-length"] !== "0");
+}
+
+function hasMethod(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { method?: unknown }).method === "string";
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {

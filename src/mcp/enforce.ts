@@ -45,7 +45,7 @@ export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: Enforce
         // The whole body is refused: one denied message blocks its batch.
         for (const r of requests) tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
         const errors = requests.map((r) => policyError(r.id!, r.decision?.enforced ? r.decision : denied[0]!.decision!));
-        if (unreadable && errors.length === 0) errors.push(policyError(null, unreadable.decision!));
+        if (unreadable && errors.length === 0) errors.push(policyError(unreadable.id ?? null, unreadable.decision!));
         return answerClient(flow, errors, events.some((e) => e.batch !== undefined));
       }
       // The replacement is plain UTF-8 JSON, whatever the client's body was labelled.

@@ -12,9 +12,12 @@ export const UNREADABLE_RULE = "unreadable";
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
   const decision = policy.judge(e);
-  if (!e.readability) return decision;
+  // A message that is not JSON-RPC (an id that is an object, no `jsonrpc`, a body that is not JSON) is not
+  // judged by the rules; a lenient receiver may still act on it, so enforce mode refuses it.
+  const invalid = e.kind === "invalid" && policy.enforcing;
+  if (!e.readability && !invalid) return decision;
   const rules = [...decision.rules];
-  for (const raw of e.readability.alternates) {
+  for (const raw of e.readability?.alternates ?? []) {
     for (const rule of policy.judge(alternateReading(e, raw), { observe: false }).rules) {
       const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
       if (same === -1) rules.push(rule);
@@ -22,7 +25,8 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
       else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
     }
   }
-  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason: e.readability.reason });
+  const reason = [e.readability?.reason, invalid ? `not a message the proxy can judge: ${e.reason ?? "invalid"}` : undefined].filter((r) => r !== undefined).join("; ");
+  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason });
   const action = combined(rules);
   return { action, enforced: action === "deny" && policy.enforcing, rules };
 }
