@@ -81,7 +81,8 @@ export function mcpAddon(tracker: McpTracker, opts: McpAddonOptions): Addon {
     if (m.kind !== "sse") return;
     const event = m.event;
     if (event.id) flow.resumable = true;
-    if (event.event === "endpoint") {
+    // An endpoint's data is a URL; JSON under that name is read as a message by a reader that ignores event names.
+    if (event.event === "endpoint" && !/^\s*[[{]/.test(event.data)) {
       const base = new URL(`${flow.ex.server.secure ? "https" : "http"}://${flow.server}${flow.ex.request.path}`);
       const legacy = tracker.legacy.register(event.data, base, flow.ex.id, flow.server);
       if (legacy) {

@@ -109,20 +109,28 @@ function sendEvents(
   const drainQueue = (): void => {
     while (queued.length > 0) write(queued.shift()!);
   };
+  const judged = (raw: Buffer): Buffer => {
+    try {
+      return rewriter.event(raw);
+    } catch {
+      return raw;
+    }
+  };
   const framer = new SseFramer(
     (raw) => {
-      let out = raw;
-      try {
-        out = rewriter.event(raw);
-      } catch {
-        out = raw;
-      }
-      write(out);
+      write(judged(raw));
       drainQueue();
     },
     rewriter.maxEventBytes,
     write,
     () => rewriter.oversized?.(),
+    // The stream ended mid-event: a reader that dispatches what it has at the end would read this tail as an
+    // event, so it is judged as one (closed by a blank line); passed on as received unless it was denied.
+    (raw) => {
+      const closed = Buffer.concat([raw, Buffer.from("\n\n")]);
+      const out = judged(closed);
+      write(out === closed ? raw : out);
+    },
   );
   ex.injectNow = (raw) => {
     queued.push(raw);
