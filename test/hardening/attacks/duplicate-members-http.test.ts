@@ -2,7 +2,8 @@
  * A member name given twice in one object, over HTTP. JSON.parse keeps the last value, other parsers the
  * first (or refuse the message): `{"name":"delete_everything","name":"echo"}` reads as `echo` to the
  * proxy and as `delete_everything` to a first-wins server. The stdio transport already refuses such a
- * line; the HTTP path must too, in both directions, for JSON bodies and for event-stream events.
+ * line; the HTTP path must too, in both directions, for JSON bodies and for event-stream events. A member
+ * named `__proto__` is the same kind of doubt for JavaScript receivers that copy the object.
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { LogRecord, TestProxy } from "../../helpers/proxy-harness.js";
@@ -32,6 +33,13 @@ const twiceMethod = (id: number): string =>
 const twiceEscaped = (id: number): string =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"delete_everything","n\\u0061me":"echo","arguments":{}}}`;
 
+/**
+ * The tool name only under `__proto__`: JSON.parse makes it an own member (the proxy sees no name), but
+ * `Object.assign({}, params).name` in a JavaScript server reads `delete_everything` from the prototype.
+ */
+const protoNamed = (id: number): string =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"__proto__":{"name":"delete_everything"},"arguments":{}}}`;
+
 /** A tool result with the key in the first `result` and a clean one last. */
 const leakTwice = (id: unknown): string =>
   `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"key ${AWS_KEY_ID}"}]},"result":{"content":[{"type":"text","text":"nothing"}]}}`;
@@ -55,13 +63,14 @@ function suite(mode: "enforce" | "monitor"): void {
       ["the tool name twice (denied first, allowed last)", twiceNamed],
       ["the method twice", twiceMethod],
       ["the tool name twice, once escaped", twiceEscaped],
+      ["the tool name under __proto__", protoNamed],
     ] as const) {
       it(`request with ${name}: ${mode === "enforce" ? "refused with -32052, never forwarded" : "forwarded and flagged"}`, async () => {
         const id = nextId++;
         const before = up.requests.length;
         const res = await client.post(url, body(id));
         const rec = await record(id, "client_to_server");
-        expect(rec.readability).toMatchObject({ reason: expect.stringContaining("appears twice in one object") });
+        expect(rec.readability).toMatchObject({ reason: expect.stringMatching(/appears twice in one object|"__proto__"/) });
         if (mode === "enforce") {
           expect(up.requests.length).toBe(before);
           expect(res.json).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32052 } });
