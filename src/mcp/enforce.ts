@@ -28,9 +28,10 @@ export function stripContentCoding(ex: Exchange): void {
 export function enforceRequest(tracker: McpTracker, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
   flow.ex.holdRequest({
     maxBytes: opts.maxInspectBytes,
-    decide: async (body): Promise<RequestVerdict> => {
-      // A large body under a non-JSON content type, on an exchange with no MCP header, is not MCP: it passes.
-      if (body === null && sniffed && !flow.hinted) return { action: "forward" };
+    decide: async (body, head): Promise<RequestVerdict> => {
+      // A large body under a non-JSON content type, on an exchange with no MCP header, is not MCP: it passes,
+      // unless it starts like JSON (a lenient server reads JSON under any content type).
+      if (body === null && sniffed && !flow.hinted && !startsLikeJson(head)) return { action: "forward" };
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
@@ -168,4 +169,16 @@ function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: b
 function respond(status: number, contentType: string | undefined, body: string): RequestVerdict {
   const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
   return { action: "respond", response: { status, headers, body: Buffer.from(body) } };
+}
+
+/**
+ * The first byte that is not whitespace, NUL or a byte order mark's opens an object or array; a head of
+ * nothing else (padding) counts as JSON too: what follows it is unknown.
+ */
+function startsLikeJson(head: Buffer | undefined): boolean {
+  for (const byte of head ?? []) {
+    if (byte === 0x7b || byte === 0x5b) return true;
+    if (![0x20, 0x09, 0x0a, 0x0d, 0x00, 0xef, 0xbb, 0xbf, 0xfe, 0xff].includes(byte)) return false;
+  }
+  return true;
 }

@@ -41,8 +41,8 @@ export interface Exchange {
 
 export interface RequestHold {
   maxBytes: number;
-  /** `body` is null when it outgrew `maxBytes`. */
-  decide(body: Buffer | null): RequestVerdict | Promise<RequestVerdict>;
+  /** `body` is null when it outgrew `maxBytes`; `head` is then its first bytes. */
+  decide(body: Buffer | null, head?: Buffer): RequestVerdict | Promise<RequestVerdict>;
 }
 
 export type RequestVerdict = { action: "forward"; body?: Buffer } | { action: "respond"; response: SyntheticResponse };

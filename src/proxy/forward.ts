@@ -14,6 +14,12 @@ import type { UpgradeLeg, UpgradeStats } from "./upgrade.js";
 import { classifyUpstreamError } from "./upstream-error.js";
 import { tapForwarded } from "./reclaim.js";
 
+/** A held request whose judging failed is not forwarded: it was never judged. */
+const UNJUDGED: RequestVerdict = {
+  action: "respond",
+  response: { status: 500, headers: { "content-type": "text/plain; charset=utf-8" }, body: Buffer.from("mcp-wiretap: the request could not be judged; not forwarded\n") },
+};
+
 export interface Upstream {
   httpAgent: http.Agent;
   httpsAgent: https.Agent;
@@ -187,10 +193,10 @@ export function forwardExchange(
       req.off("data", collect);
       req.off("end", onEnd);
       req.pause();
-      void Promise.resolve(hold.decide(null)).then((v) => apply(v, "piped"), () => apply({ action: "forward" }, "piped"));
+      void Promise.resolve(hold.decide(null, Buffer.concat(chunks, Math.min(size, 4096)))).then((v) => apply(v, "piped"), () => apply(UNJUDGED, "piped"));
     };
     const onEnd = (): void => {
-      void Promise.resolve(hold.decide(Buffer.concat(chunks))).then((v) => apply(v, "done"), () => apply({ action: "forward" }, "done"));
+      void Promise.resolve(hold.decide(Buffer.concat(chunks))).then((v) => apply(v, "done"), () => apply(UNJUDGED, "done"));
     };
     req.on("data", collect);
     req.on("end", onEnd);
