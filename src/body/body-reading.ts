@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { createContentDecoder, parseContentEncoding } from "./content-decoding.js";
 import { duplicateMemberDoubt } from "./duplicate-members.js";
+import { leadingValue } from "./leading-value.js";
 import { maxDepth, parseJsonText } from "./json-body.js";
 import type { BodyProblem } from "./problem.js";
 
@@ -48,7 +49,12 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
   // When the coding broke and nothing reads as JSON, that is the problem to report.
   let problem: BodyProblem | null = undone.failure;
   for (const [text, size] of sizes) {
-    const parsed = parseJsonText(text);
+    let parsed = parseJsonText(text);
+    const leading = parsed.ok ? null : leadingValue(text);
+    if (leading) {
+      parsed = leading.parsed;
+      doubts.push(leading.doubt);
+    }
     if (!parsed.ok) {
       problem ??= { code: parsed.code, message: parsed.error };
       continue;
@@ -57,6 +63,7 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
       problem = { code: "json_too_deep", message: `JSON body nests deeper than ${opts.maxJsonDepth} levels` };
       continue;
     }
+    // JSON.parse keeps the last of two same-named members; other parsers keep the first or refuse.
     const twice = duplicateMemberDoubt(text);
     if (twice !== null) doubts.push(twice);
     if (values.length === 0) bytes = size;

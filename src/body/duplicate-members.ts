@@ -5,6 +5,16 @@
  * duplicates; `text` must already be valid JSON (it is scanned, not validated).
  */
 export function duplicateMember(text: string): string | null {
+  return scanMembers(text).duplicate;
+}
+
+/**
+ * One pass over the member names: the first given twice in one object, and whether any is `__proto__`
+ * (JSON.parse makes it an own member; a JavaScript receiver that copies the object with assignment,
+ * `Object.assign` or a hand-written merge, sets the copy's prototype from it instead).
+ */
+function scanMembers(text: string): { duplicate: string | null; proto: boolean } {
+  let proto = false;
   // Per open container: the names seen (objects) or null (arrays), and whether a name comes next.
   const names: (Set<string> | null)[] = [];
   let expectName = false;
@@ -16,7 +26,8 @@ export function duplicateMember(text: string): string | null {
       if (expectName && top) {
         const raw = text.slice(i + 1, end);
         const name = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
-        if (top.has(name)) return name;
+        if (top.has(name)) return { duplicate: name, proto };
+        if (name === "__proto__") proto = true;
         top.add(name);
         expectName = false;
       }
@@ -34,13 +45,7 @@ export function duplicateMember(text: string): string | null {
       expectName = names[names.length - 1] != null;
     }
   }
-  return null;
-}
-
-/** Why a JSON text may read otherwise because of a member name given twice, or null. */
-export function duplicateMemberDoubt(text: string): string | null {
-  const twice = duplicateMember(text);
-  return twice === null ? null : `member ${JSON.stringify(twice).slice(0, 80)} appears twice in one object (receivers may read either value)`;
+  return { duplicate: null, proto };
 }
 
 /** Index of the quote that closes the string opened at `open` (a quote preceded by an odd run of backslashes is escaped). */
@@ -53,4 +58,11 @@ function closingQuote(text: string, open: number): number {
     at = text.indexOf('"', at + 1);
   }
   return text.length;
+}
+
+/** Why a JSON text may be read otherwise because of its member names (one given twice, `__proto__`), or null. */
+export function duplicateMemberDoubt(text: string): string | null {
+  const { duplicate, proto } = scanMembers(text);
+  if (duplicate !== null) return `member ${JSON.stringify(duplicate).slice(0, 80)} appears twice in one object (receivers may read either value)`;
+  return proto ? `a member is named "__proto__" (a JavaScript receiver that copies the object takes it as its prototype)` : null;
 }

@@ -27,7 +27,7 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
 }
 
 /**
- * Strings (not member names) that hold a secret read `[redacted: <type>]`; unchanged parts are shared. Records
+ * Strings, and member names, that hold a secret read `[redacted: <type>]`; unchanged parts are shared. Records
  * are small (headers, error texts, OAuth summaries): each long enough string is scanned on its own.
  */
 function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
@@ -46,15 +46,30 @@ function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
     return copy ?? value;
   }
   let copy: Record<string, unknown> | null = null;
+  let renamed = false;
   for (const name of Object.keys(value)) {
     const member = (value as Record<string, unknown>)[name];
     const clean = maskShaped(member, depth + 1, name);
-    if (clean === member) continue;
+    // A peer chooses header and member names too: a token sent as a header's name is masked like a value.
+    const cleanName = maskShaped(name, depth + 1);
+    if (clean === member && cleanName === name) continue;
+    if (cleanName !== name) renamed = true;
     if (copy === null) {
       copy = {};
       for (const k of Object.keys(value)) defineMember(copy, k, (value as Record<string, unknown>)[k]);
     }
     defineMember(copy, name, clean);
   }
-  return copy ?? value;
+  return copy === null ? value : renamed ? withMaskedNames(copy) : copy;
+}
+
+/** The same members with every name holding a secret masked (numbered when two names mask alike). */
+function withMaskedNames(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(value)) {
+    let clean = maskShaped(name) as string;
+    for (let n = 2; clean !== name && Object.hasOwn(out, clean); n++) clean = `${maskShaped(name) as string} #${n}`;
+    defineMember(out, clean, value[name]);
+  }
+  return out;
 }

@@ -1,3 +1,5 @@
+import { duplicateMemberDoubt } from "../body/duplicate-members.js";
+import { leadingValue } from "../body/leading-value.js";
 import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
@@ -32,7 +34,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   const depthLimit = opts.maxJsonDepth ?? 256;
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
     const { batch, messages } = splitBatch(value);
-    if (!flow.isMcp && !messages.some(looksLikeJsonRpc)) return;
+    // A request without `jsonrpc` (or a batch nested in a batch) is still a call to a lenient server.
+    const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
+    if (!flow.isMcp && !messages.some(mayBeRpc)) return;
     flow.isMcp = true;
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
     messages.forEach((message, index) => {
@@ -60,7 +64,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     // A stage that threw while judging a message (decoder_failed) leaves it unjudged: unreadable too.
     const doubt = p.ambiguity ?? (p.code === "decoder_failed" ? `internal error while judging it (${p.message})` : undefined);
     const unreadable = doubt !== undefined && (flow.isMcp || direction === "client_to_server");
-    if (!flow.isMcp && !unreadable) return;
+    // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
+    // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
+    const refusable = opts.enforce !== undefined && direction === "client_to_server" && (flow.sniffedType === null || flow.hinted);
+    if (!flow.isMcp && !unreadable && !refusable) return;
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
@@ -77,7 +84,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     if (m.kind !== "sse") return;
     const event = m.event;
     if (event.id) flow.resumable = true;
-    if (event.event === "endpoint") {
+    // An endpoint's data is a URL; JSON under that name is read as a message by a reader that ignores event names.
+    if (event.event === "endpoint" && !/^\s*[[{]/.test(event.data)) {
       const base = new URL(`${flow.ex.server.secure ? "https" : "http"}://${flow.server}${flow.ex.request.path}`);
       const legacy = tracker.legacy.register(event.data, base, flow.ex.id, flow.server);
       if (legacy) {
@@ -92,17 +100,26 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     if (event.data === "") return;
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
-    const reason = [flow.streamAmbiguity, m.ambiguity].filter((d) => d !== null && d !== undefined).join("; ");
+    const doubts = [flow.streamAmbiguity, m.ambiguity];
     // An event with bytes that are not UTF-8 reads with them replaced (the lenient reading) or dropped.
     const texts = event.invalidUtf8 ? [event.data, event.data.replaceAll("\ufffd", "")] : [event.data];
     const values: unknown[] = [];
     let why = "";
     for (const text of texts) {
-      const parsed = parseJsonText(text);
+      let parsed = parseJsonText(text);
+      const leading = parsed.ok ? null : leadingValue(text);
+      if (leading) {
+        parsed = leading.parsed;
+        doubts.push(leading.doubt.replace("the body", "the event"));
+      }
       if (!parsed.ok) why ||= `SSE event data is not JSON: ${parsed.error}`;
       else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
-      else values.push(parsed.value);
+      else {
+        values.push(parsed.value);
+        doubts.push(duplicateMemberDoubt(text));
+      }
     }
+    const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
     if (values.length === 0) {
       if (flow.isMcp) {
         flow.captured?.push(pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes));
@@ -229,6 +246,10 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {
   return h["transfer-encoding"] !== undefined || (h["content-length"] !== undefined && h["content-length"] !== "0");
+}
+
+function hasMethod(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { method?: unknown }).method === "string";
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {

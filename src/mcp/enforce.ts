@@ -48,7 +48,7 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
         // The whole body is refused: one denied message blocks its batch.
         for (const { event: r } of requests) pipeline.tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
         const errors = requests.map((r) => policyError(r.event.id!, r.decision.enforced ? r.decision : denied[0]!.decision));
-        if (unreadable && errors.length === 0) errors.push(policyError(null, unreadable.decision));
+        if (unreadable && errors.length === 0) errors.push(policyError(unreadable.event.id ?? null, unreadable.decision));
         return answerClient(flow, errors, events.some((j) => j.event.batch !== undefined));
       }
       // The replacement is plain UTF-8 JSON, whatever the client's body was labelled.

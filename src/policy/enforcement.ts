@@ -22,9 +22,16 @@ export function failedJudgement(enforcing: boolean, err: unknown): Decision {
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
   const decision = policy.judge(e);
-  if (!e.readability) return decision;
+  // A message that is not JSON-RPC (an id that is an object, no `jsonrpc`, a body that is not JSON) is not
+  // judged by the rules; a lenient receiver may still act on it, so enforce mode refuses it.
+  const invalid = e.kind === "invalid" && policy.enforcing;
+  // Stateless routing headers that name another method or target than the body: a receiver that dispatches
+  // on the header reads another message (a missing header is only recorded: the server refuses it).
+  const routed = policy.enforcing ? (e.headerMismatch ?? []).filter((m) => m.headerValue !== null && m.header !== "MCP-Protocol-Version") : [];
+  if (!e.readability && !invalid && routed.length === 0) return decision;
   const rules = [...decision.rules];
-  for (const raw of e.readability.alternates) {
+  const alternates = [...(e.readability?.alternates ?? []), ...(routed.length > 0 ? [headerReading(e.raw, routed)] : [])];
+  for (const raw of alternates) {
     for (const rule of policy.judge(alternateReading(e, raw), { observe: false }).rules) {
       const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
       if (same === -1) rules.push(rule);
@@ -32,9 +39,33 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
       else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
     }
   }
-  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason: e.readability.reason });
+  const reason = [
+    e.readability?.reason,
+    invalid ? `not a message the proxy can judge: ${e.reason ?? "invalid"}` : undefined,
+    ...routed.map((m) => `header ${m.header} ${JSON.stringify(m.headerValue).slice(0, 80)} disagrees with the body (${JSON.stringify(m.bodyValue).slice(0, 80)})`),
+  ]
+    .filter((r) => r !== undefined)
+    .join("; ");
+  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason });
   const action = combined(rules);
   return { action, enforced: action === "deny" && policy.enforcing, rules };
+}
+
+/** The message as a receiver that dispatches on `Mcp-Method` / `Mcp-Name` reads it. */
+function headerReading(raw: unknown, routed: { header: string; headerValue: string | null }[]): unknown {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;
+  const message = { ...(raw as Record<string, unknown>) };
+  const params = typeof message.params === "object" && message.params !== null ? { ...(message.params as Record<string, unknown>) } : {};
+  for (const m of routed) {
+    if (m.header === "Mcp-Method") message.method = m.headerValue;
+    if (m.header === "Mcp-Name") defineOwn(params, message.method === "resources/read" ? "uri" : "name", m.headerValue);
+  }
+  message.params = params;
+  return message;
+}
+
+function defineOwn(target: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The event as another reading of its body: a request names its own method and tool, a response keeps its request's. */

@@ -117,22 +117,30 @@ function sendEvents(
   };
   // Once an event could not be judged, nothing more of the upstream's stream is passed on.
   let broken = false;
+  const judged = (raw: Buffer): Buffer => {
+    if (broken) return Buffer.alloc(0);
+    try {
+      return rewriter.event(raw);
+    } catch {
+      broken = true;
+      return Buffer.alloc(0);
+    }
+  };
   const framer = new SseFramer(
     (raw) => {
-      if (broken) return;
-      let out: Buffer;
-      try {
-        out = rewriter.event(raw);
-      } catch {
-        broken = true;
-        out = Buffer.alloc(0);
-      }
-      write(out);
+      write(judged(raw));
       drainQueue();
     },
     rewriter.maxEventBytes,
     (raw) => !broken && write(raw),
     () => rewriter.oversized?.(),
+    // The stream ended mid-event: a reader that dispatches what it has at the end would read this tail as an
+    // event, so it is judged as one (closed by a blank line); passed on as received unless it was denied.
+    (raw) => {
+      const closed = Buffer.concat([raw, Buffer.from("\n\n")]);
+      const out = judged(closed);
+      write(out === closed ? raw : out);
+    },
   );
   ex.injectNow = (raw) => {
     queued.push(raw);

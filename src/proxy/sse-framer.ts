@@ -23,6 +23,8 @@ export class SseFramer {
     private readonly onUnjudged: (raw: Buffer) => void,
     /** Called once when an event outgrows the limit (its pieces then go to onUnjudged). */
     private readonly onOversized: () => void = () => {},
+    /** An unterminated event the stream ended in (some readers dispatch it anyway); default: unjudged. */
+    private readonly onTail: (raw: Buffer) => void = onUnjudged,
   ) {}
 
   /** True while part of an event is held back. */
@@ -60,7 +62,7 @@ export class SseFramer {
       this.boundaryPending = false;
       this.end(Buffer.alloc(0), 0, 0);
     }
-    if (this.pendingBytes > 0) this.onUnjudged(this.take());
+    if (this.pendingBytes > 0) (this.oversized ? this.onUnjudged : this.onTail)(this.take());
     this.oversized = false;
   }
 
