@@ -122,7 +122,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
     if (values.length === 0) {
       if (flow.isMcp) {
-        flow.captured?.push(pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes));
+        // Recorded whether or not enforce mode collects it (`captured?.push(…)` would skip the call itself).
+        const judged = pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);
+        flow.captured?.push(judged);
       }
       return;
     }

@@ -76,7 +76,8 @@ describe("real records parse with their schemas", () => {
     pipeline.invalid(ctx, "invalid_json: invalid JSON", 0);
     pipeline.tracker.close();
     const rpcs = records.filter((r) => r.event === "rpc");
-    expect(rpcs.map((r) => (r.decision as { action: string }).action)).toEqual(["deny", "allow", "allow"]);
+    // Enforce mode refuses what it cannot read as JSON-RPC (the invalid message) as well.
+    expect(rpcs.map((r) => (r.decision as { action: string }).action)).toEqual(["deny", "deny", "allow"]);
     expect(JSON.stringify(rpcs[0])).toContain('"findings"');
     for (const record of records) {
       const schema = RECORD_SCHEMAS[record.event as keyof typeof RECORD_SCHEMAS];
