@@ -1,3 +1,5 @@
+import { closingQuote } from "./json-text.js";
+
 /**
  * The first member name that appears twice in one object of a JSON text, or null. Parsers disagree on
  * `{"name":"echo","name":"get-env"}` (JSON.parse keeps the last, others the first or refuse it): a message
@@ -46,18 +48,6 @@ function scanMembers(text: string): { duplicate: string | null; proto: boolean }
     }
   }
   return { duplicate: null, proto };
-}
-
-/** Index of the quote that closes the string opened at `open` (a quote preceded by an odd run of backslashes is escaped). */
-function closingQuote(text: string, open: number): number {
-  let at = text.indexOf('"', open + 1);
-  while (at !== -1) {
-    let slashes = 0;
-    for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) slashes++;
-    if (slashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
-  }
-  return text.length;
 }
 
 /** Why a JSON text may be read otherwise because of its member names (one given twice, `__proto__`), or null. */

@@ -1,4 +1,5 @@
 import { parseJsonText, type JsonParse } from "./json-body.js";
+import { closingQuote } from "./json-text.js";
 
 /**
  * The object or array a text starts with, when more follows it (`{…}{…}`, `{…} junk`, NDJSON). JSON.parse
@@ -28,15 +29,4 @@ export function leadingValue(text: string): { parsed: Extract<JsonParse, { ok: t
     }
   }
   return null;
-}
-
-function closingQuote(text: string, open: number): number {
-  let at = text.indexOf('"', open + 1);
-  while (at !== -1) {
-    let slashes = 0;
-    for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) slashes++;
-    if (slashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
-  }
-  return text.length;
 }

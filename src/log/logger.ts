@@ -9,7 +9,7 @@ import { ExchangeSecrets } from "./exchange-secrets.js";
 import { guardRecord } from "./record-guard.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
-import { RecordStream, teeToRecordStream } from "../records/record-stream.js";
+import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
 
 export type { Logger };
 
@@ -20,7 +20,7 @@ export interface LogSink {
   health: LogHealth;
   /** Credentials of each exchange, removed by value from its records (register `secrets.addon()`). */
   secrets: ExchangeSecrets;
-  /** Every record line as written, for subscribers (the web UI feed); see records/record-stream.ts. */
+  /** Every record line as written, for subscribers (the web UI feed); see sinks/record-stream.ts. */
   records: RecordStream;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;

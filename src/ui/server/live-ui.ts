@@ -1,4 +1,4 @@
-import type { RecordStream } from "../../records/record-stream.js";
+import type { RecordStream } from "../../sinks/record-stream.js";
 import { RecordHistory } from "./record-history.js";
 import { startUiServer, type RunningUi } from "./ui-server.js";
 

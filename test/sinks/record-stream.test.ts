@@ -4,7 +4,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogSink } from "../../src/log/logger.js";
-import { DROP_REPORT_INTERVAL_MS, RecordStream } from "../../src/records/record-stream.js";
+import { DROP_REPORT_INTERVAL_MS, RecordStream } from "../../src/sinks/record-stream.js";
 
 const lines = (n: number): string[] => Array.from({ length: n }, (_, i) => `{"event":"rpc","n":${i}}\n`);
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
