@@ -21,7 +21,7 @@ export function failedJudgement(enforcing: boolean, err: unknown): Decision {
  * rule: enforce mode refuses it, monitor mode flags it.
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
-  const decision = policy.judge(e);
+  const decision = withLooseNames(policy, e, policy.judge(e));
   // A message that is not JSON-RPC (an id that is an object, no `jsonrpc`, a body that is not JSON) is not
   // judged by the rules; a lenient receiver may still act on it, so enforce mode refuses it.
   const invalid = e.kind === "invalid" && policy.enforcing;
@@ -49,6 +49,48 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
   rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason });
   const action = combined(rules);
   return { action, enforced: action === "deny" && policy.enforcing, rules };
+}
+
+/**
+ * A server may normalise the names it dispatches on (trim them, drop control and invisible characters, fold
+ * case, NFKC): `"Delete_Everything "` can run `delete_everything`. When the method or tool name of a message
+ * is not already in that form, the normalised reading is judged too and its rules merged (a denial holds).
+ */
+function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent, decision: Decision): Decision {
+  const loose = looseNames(e.raw);
+  if (loose === null) return decision;
+  const rules = [...decision.rules];
+  for (const rule of policy.judge(alternateReading(e, loose), { observe: false }).rules) {
+    if (rules.some((r) => r.name === rule.name && r.action === rule.action)) continue;
+    rules.push({ ...rule, reason: `${rule.reason ?? rule.name}, with the method and tool names normalised as a lenient server may read them` });
+  }
+  const action = combined(rules);
+  return { action, enforced: action === "deny" && policy.enforcing && e.kind !== "invalid", rules };
+}
+
+const IGNORABLE = /[\p{Cc}\p{Cf}]/gu;
+
+function looseName(name: string): string {
+  return name.normalize("NFKC").replace(IGNORABLE, "").trim().toLowerCase();
+}
+
+/** The message with its method and `params.name` normalised; null when they already are. */
+function looseNames(raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const message = raw as Record<string, unknown>;
+  if (typeof message.method !== "string") return null;
+  const params = typeof message.params === "object" && message.params !== null && !Array.isArray(message.params) ? (message.params as Record<string, unknown>) : null;
+  const name = params !== null && Object.hasOwn(params, "name") && typeof params.name === "string" ? params.name : null;
+  const method = looseName(message.method);
+  const tool = name === null ? null : looseName(name);
+  if (method === message.method && tool === name) return null;
+  const copy: Record<string, unknown> = { ...message, method };
+  if (params !== null) {
+    const p = { ...params };
+    if (tool !== null) defineOwn(p, "name", tool);
+    copy.params = p;
+  }
+  return copy;
 }
 
 /** The message as a receiver that dispatches on `Mcp-Method` / `Mcp-Name` reads it. */
