@@ -98,9 +98,12 @@ export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, tap: Bo
       maxBytes: opts.maxInspectBytes,
       rewrite: async (body) => {
         if (body === null) {
-          pipeline.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: passed on unjudged", 0);
           tap.end();
-          return null;
+          // Not MCP (a large JSON download through the proxy): passed on as it is.
+          if (!flow.isMcp) return null;
+          // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
+          const judged = pipeline.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
+          return isEnforcedDeny(judged) ? answerUnread(pipeline, flow, judged) : null;
         }
         const events: Judged[] = [];
         flow.captured = events;

@@ -53,13 +53,35 @@ function sendWhole(
     chunks.push(chunk);
     size += chunk.length;
     if (size <= rewriter.maxBytes) return;
-    // Too large to hold: it passes unchanged from here on.
+    // Too large to hold: the rewriter says what goes out instead (fail closed), or it passes unchanged.
     passedThrough = true;
     upRes.off("data", onData);
-    void rewriter.rewrite(null);
+    upRes.pause();
+    void Promise.resolve()
+      .then(() => rewriter.rewrite(null))
+      .then(
+        (out) => (out ? replaceOversized(out) : passOn()),
+        () => replaceOversized(null),
+      );
+  };
+  const passOn = (): void => {
+    if (res.destroyed) return;
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
     for (const c of chunks) res.write(c);
     upRes.pipe(res);
+    upRes.resume();
+  };
+  /** The upstream's body is not sent: `out` (JSON) goes instead, or a 502 when even that could not be made. */
+  const replaceOversized = (out: Buffer | null): void => {
+    chunks.length = 0;
+    upRes.destroy();
+    taps.end();
+    if (res.destroyed) return;
+    const body = out ?? Buffer.from("mcp-wiretap: the response could not be judged (internal error); not passed on\n");
+    const type = out ? "application/json" : "text/plain; charset=utf-8";
+    const headers = endToEndRawHeaders(upRes.rawHeaders, undefined, ["content-length", "content-encoding", "content-type"]);
+    res.writeHead(out ? head.status : 502, out ? head.statusMessage : "Bad Gateway", [...headers, "content-type", type, "content-length", String(body.length)]);
+    res.end(body);
   };
   // The taps end only once the rewriter has judged the body: the rewriter feeds the decoder itself, and a
   // decoder ended first would have nothing left to judge.

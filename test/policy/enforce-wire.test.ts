@@ -216,16 +216,17 @@ describe("enforce mode on the wire (scripted upstream)", () => {
       expect(up.requests.length).toBe(before);
     });
 
-    it("a response body over --max-inspect-bytes passes unjudged, with an invalid record", async () => {
+    it("a response body over --max-inspect-bytes is not passed on: the request gets an error, and the record says why", async () => {
       const big = { jsonrpc: "2.0", id: 0, result: { content: [{ type: "text", text: `${AWS_KEY_ID} ${"y".repeat(MAX_INSPECT)}` }] } };
       const req = call("big");
       big.id = req.id;
       mcp.setScript(() => ({ kind: "json", value: big }));
       const res = await client.post(url, req);
       expect(res.status).toBe(200);
-      expect(res.body.equals(mcp.sent.at(-1)!)).toBe(true);
+      expect(res.text).not.toContain(AWS_KEY_ID);
+      expect(JSON.parse(res.text)).toMatchObject({ jsonrpc: "2.0", id: req.id, error: { code: expect.any(Number) } });
       const rec = await proxy.waitForRecord((r) => isRpc(r) && r.kind === "invalid" && typeof r.reason === "string" && r.reason.includes("--max-inspect-bytes"), { what: "invalid record" });
-      expect(rec).toMatchObject({ direction: "server_to_client", reason: "response larger than --max-inspect-bytes: passed on unjudged" });
+      expect(rec).toMatchObject({ direction: "server_to_client", reason: "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", decision: { action: "deny", enforced: true } });
     });
 
     it("a server that compresses anyway: a denied JSON response is still replaced (sent as identity); an allowed one passes as sent", async () => {
