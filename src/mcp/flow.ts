@@ -1,6 +1,7 @@
 import type { BodyDecoderTap } from "../body/index.js";
 import type { Exchange, ResponseRewriteHandle } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
+import { formatTarget } from "../proxy/target.js";
 import type { LegacySession } from "./legacy-endpoints.js";
 import type { Direction } from "./correlator.js";
 import type { Judged, MessageContext, Transport } from "./rpc-event.js";
@@ -26,6 +27,8 @@ export class McpFlow {
   streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */
   injector: ResponseRewriteHandle | null = null;
+  /** The client's `address:port`, as `http` records and spans name it. */
+  readonly client: string;
 
   constructor(
     readonly ex: Exchange,
@@ -33,6 +36,7 @@ export class McpFlow {
     readonly hinted: boolean,
     public legacy: LegacySession | undefined,
   ) {
+    this.client = formatTarget({ host: ex.client.address, port: ex.client.port });
     this.isMcp = hinted;
     this.transport = legacy ? "http+sse" : "streamable-http";
     this.session = legacy?.endpointPath ?? headerValue(ex.request.headers["mcp-session-id"]) ?? null;
@@ -49,6 +53,7 @@ export class McpFlow {
       flow: this.ex.id,
       transport: this.transport,
       server: this.server,
+      client: this.client,
       path: this.ex.request.path,
       session: this.session,
       protocolVersion: headerValue(this.ex.request.headers["mcp-protocol-version"]) ?? null,

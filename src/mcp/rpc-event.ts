@@ -11,6 +11,8 @@ export interface MessageContext {
   flow: string;
   transport: Transport;
   server: string;
+  /** The client's `address:port` (`[v6]:port`), for messages of an HTTP exchange. */
+  client?: string;
   path: string;
   session: string | null;
   protocolVersion: string | null;

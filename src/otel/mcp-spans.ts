@@ -156,7 +156,10 @@ export function durationAttributes(span: McpSpan): Attributes {
 function requestSpan(r: Rec, time: number, opts: SpanOptions): McpSpan {
   const method = typeof r.method === "string" ? r.method : "unknown";
   const params = asRecord(r.params);
-  const a: Attributes = { "mcp.method.name": method, "jsonrpc.request.id": String(r.id), "network.transport": "tcp", "network.protocol.name": "http" };
+  const a: Attributes = { "mcp.method.name": method, "jsonrpc.request.id": String(r.id) };
+  // The conventions' value for stdio is `pipe`; every other transport is HTTP over TCP.
+  if (r.transport === "stdio") a["network.transport"] = "pipe";
+  else Object.assign(a, { "network.transport": "tcp", "network.protocol.name": "http" });
   let target: string | undefined;
   if (method === "tools/call" && typeof r.tool === "string") {
     target = a["gen_ai.tool.name"] = cut(r.tool);
@@ -171,9 +174,10 @@ function requestSpan(r: Rec, time: number, opts: SpanOptions): McpSpan {
     a["server.address"] = server.address;
     a["server.port"] = server.port;
   }
-  if (typeof r.client === "string") {
-    const client = splitServer(r.client);
-    if (client) a["client.address"] = client.address;
+  const client = splitServer(r.client);
+  if (client) {
+    a["client.address"] = client.address;
+    a["client.port"] = client.port;
   }
   if (typeof r.transport === "string") a["mcp_wiretap.transport"] = r.transport;
   if (typeof r.flow === "string") a["mcp_wiretap.flow"] = r.flow;

@@ -21,6 +21,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
     flow: e.flow,
     transport: e.transport,
     server: e.server,
+    ...(e.client !== undefined ? { client: e.client } : {}),
     path: redactUrlQuery(e.path),
     session: sessionField(e.session, e.transport),
     protocolVersion: e.protocolVersion,

@@ -57,6 +57,15 @@ describe("McpSpanBuilder", () => {
     expect(decisionCounts(req(4, { decision: { action: "allow", enforced: false, rules: [] } }))).toEqual([{ action: "allow", rule: "none" }]);
   });
 
+  it("names the client as the record does (IPv6 bracketed), and a stdio call's transport as a pipe", () => {
+    const { spans } = build([req(5, { client: "[::1]:53001" }), res(5), req(6, { client: "127.0.0.1:40000" }), res(6), req(7, { transport: "stdio", server: "stdio:npx", session: null }), res(7, { transport: "stdio", server: "stdio:npx", session: null })]);
+    expect(spans[0]!.attributes).toMatchObject({ "client.address": "::1", "client.port": 53001, "network.transport": "tcp" });
+    expect(spans[1]!.attributes).toMatchObject({ "client.address": "127.0.0.1", "client.port": 40000 });
+    expect(spans[2]!.attributes).toMatchObject({ "network.transport": "pipe" });
+    expect(spans[2]!.attributes["client.address"]).toBeUndefined();
+    expect(spans[2]!.attributes["network.protocol.name"]).toBeUndefined();
+  });
+
   it("reads servers as the records write them", () => {
     expect(splitServer("example.com:443")).toEqual({ address: "example.com", port: 443 });
     expect(splitServer("[::1]:1")).toEqual({ address: "::1", port: 1 });
@@ -74,6 +83,16 @@ describe("trace context in rpc records", () => {
       },
       { payloads: "none", maxPayloadBytes: 1024 },
     );
+
+  it("carries the client's address when the message came in an exchange", () => {
+    const withClient = (client: string | undefined) =>
+      rpcRecord(
+        { flow: "f", transport: "streamable-http", server: "s:1", ...(client ? { client } : {}), path: "/mcp", session: null, protocolVersion: null, direction: "client_to_server", kind: "request", id: 1, method: "ping", bytes: 10 },
+        { payloads: "none", maxPayloadBytes: 1024 },
+      );
+    expect(withClient("[::1]:53001").client).toBe("[::1]:53001");
+    expect("client" in withClient(undefined)).toBe(false);
+  });
 
   it("keeps a well-formed traceparent and tracestate in every payload mode", () => {
     const r = event({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: "a=1,b=2" });

@@ -65,7 +65,7 @@ describe("export --otlp", () => {
         status: { code: (s.status?.code ?? 0) as number },
         attributes: Object.fromEntries((s.attributes as Obj[]).map((kv) => [kv.key, anyValue(kv.value)])),
       }));
-    expect(offline.map((s) => s.name)).toContain("tools/call get-sum");
+    expect(offline.find((s) => s.name === "tools/call get-sum")?.attributes).toMatchObject({ "client.address": "127.0.0.1", "client.port": expect.any(Number) as unknown });
     expect(offline.map(summary).sort()).toEqual(receiver.spans.map((s: ReceivedSpan) => summary(s)).sort());
     const metrics = lines.flatMap((l) => (l.resourceMetrics ?? []) as Obj[]).flatMap((rm) => (rm.scopeMetrics as Obj[]).flatMap((sm) => sm.metrics as Obj[]));
     expect(metrics.find((m) => m.name === "mcp.client.operation.duration")?.unit).toBe("s");

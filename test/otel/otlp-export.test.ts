@@ -54,6 +54,9 @@ describe("OTLP export through the official SDK", () => {
     const server = upstream.url.replace("https://", "");
     const request = records.find((r) => r.event === "rpc" && r.kind === "request" && r.tool === "echo")!;
     expect(request).toMatchObject({ traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: "vendor=abc" });
+    // The client as its exchange's http record names it.
+    expect(request.client).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(records.find((r) => r.event === "http" && r.flow === request.flow)?.client).toBe(request.client);
     expect(echo).toMatchObject({
       kind: 3, // SPAN_KIND_CLIENT
       traceId: TRACE_ID,
@@ -71,6 +74,8 @@ describe("OTLP export through the official SDK", () => {
       "server.address": "127.0.0.1",
       "server.port": Number(server.split(":")[1]),
       "network.transport": "tcp",
+      "client.address": "127.0.0.1",
+      "client.port": Number(String(request.client).split(":")[1]),
       "mcp_wiretap.decision.action": "allow",
       "mcp_wiretap.decision.enforced": false,
     });
