@@ -5,7 +5,7 @@ export function formatHostPort(host: string, port: number): string {
   return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
 
-/** A client or peer as records write it: `address:port` (docs/log-format.md, common fields). */
+/** A client or peer as records write it: `address:port`, an IPv6 address in brackets (`[::1]:51234`). */
 export function formatPeer(peer: { address: string; port: number }): string {
-  return `${peer.address}:${peer.port}`;
+  return formatHostPort(peer.address, peer.port);
 }

@@ -95,6 +95,7 @@ export const RpcRecordSchema = z.strictObject({
   flow: z.string(),
   transport,
   server: z.string(),
+  client: z.string().optional(),
   path: z.string(),
   session: nullableString,
   protocolVersion: nullableString,
