@@ -116,7 +116,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
       else {
         values.push(parsed.value);
-        doubts.push(duplicateMemberDoubt(text));
+        // The event's own text was scanned by the decoder (its doubt is in m.ambiguity): only another reading is.
+        if (text !== event.data) doubts.push(duplicateMemberDoubt(text));
       }
     }
     const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
