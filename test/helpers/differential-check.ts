@@ -143,7 +143,7 @@ export function compareWithRecords(requests: readonly UpstreamRequest[], records
     for (const m of messagesIn(req.body, req.headers["content-encoding"])) {
       const tool = (m.params as { name?: unknown } | undefined)?.name;
       const label = `${String(m.method)}${typeof tool === "string" ? ` ${tool}` : ""} id ${JSON.stringify(m.id)} in ${key}`;
-      if (opts.enforce && m.method === "tools/call" && typeof tool === "string" && opts.deniedTools.includes(tool)) {
+      if (opts.enforce && m.method === "tools/call" && typeof tool === "string" && opts.deniedTools.includes(looseName(tool))) {
         findings.push({ kind: "denied_reached_upstream", detail: `${label}: a denied tool reached the upstream in enforce mode` });
       }
       const rpc = mine.filter(
@@ -155,4 +155,9 @@ export function compareWithRecords(requests: readonly UpstreamRequest[], records
     }
   }
   return findings;
+}
+
+/** A tool name as a server that normalises names reads it (NFKC, no control or invisible characters, trimmed, lower case). */
+function looseName(name: string): string {
+  return name.normalize("NFKC").replace(/[\p{Cc}\p{Cf}]/gu, "").trim().toLowerCase();
 }

@@ -29,6 +29,8 @@ const FRAMINGS = ["content-length", "chunked", "none", "content-length+chunked",
 const CONNECTION_TOKENS = ["keep-alive", "Upgrade", "Content-Length", "Transfer-Encoding", "Host", "Content-Type", "Content-Encoding", "Mcp-Session-Id", "X-Note"] as const;
 const CONTENT_TYPES = [null, "application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/json; charset=iso-8859-1", "application/json; charset=utf-16", "text/plain", "application/x-ndjson"] as const;
 const CODINGS = [null, "identity", "gzip", "gzip (body not compressed)", "br (body not compressed)", "x-custom"] as const;
+/** How the denied tool is spelled: as the rule names it, or as a server that normalises names would still run it. */
+const SPELLINGS = [DENIED_TOOL, DENIED_TOOL, "Delete_Everything", `${DENIED_TOOL} `, "delete\u200b_everything"] as const;
 const BODIES = ["allowed call", "denied call", "batch with a denied call", "notification", "request hidden in the body", "empty"] as const;
 
 interface Variant {
@@ -44,6 +46,7 @@ interface Variant {
   contentType: (typeof CONTENT_TYPES)[number];
   coding: (typeof CODINGS)[number];
   body: (typeof BODIES)[number];
+  spelling: (typeof SPELLINGS)[number];
   invalidUtf8: boolean;
   bom: boolean;
   pipelined: boolean;
@@ -62,6 +65,7 @@ const variants: fc.Arbitrary<Variant> = fc.record({
   contentType: fc.constantFrom(...CONTENT_TYPES),
   coding: fc.constantFrom(...CODINGS),
   body: fc.constantFrom(...BODIES),
+  spelling: fc.constantFrom(...SPELLINGS),
   invalidUtf8: fc.boolean(),
   bom: fc.boolean(),
   pipelined: fc.boolean(),
@@ -87,9 +91,9 @@ function bodyBytes(v: Variant, path: string, u: string): Buffer {
   }
   const value =
     v.body === "allowed call" ? message(1, ALLOWED_TOOL)
-    : v.body === "denied call" ? message(2, DENIED_TOOL)
+    : v.body === "denied call" ? message(2, v.spelling)
     : v.body === "notification" ? message(null, ALLOWED_TOOL)
-    : [message(3, ALLOWED_TOOL), message(4, DENIED_TOOL)];
+    : [message(3, ALLOWED_TOOL), message(4, v.spelling)];
   let bytes = Buffer.from(JSON.stringify(value), "utf8");
   if (v.invalidUtf8) {
     const at = bytes.indexOf("XYZ");
