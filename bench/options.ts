@@ -1,6 +1,7 @@
-/** Command line: --quick, --only NAME (a path or a measure; repeatable), --help. */
+/** Command line: --quick, --only NAME (a path or a measure; repeatable), --base DIR, --help. */
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { PATH_NAMES, type PathName } from "./paths.ts";
+import { BASE_PATH, PATH_NAMES, type PathName } from "./paths.ts";
 
 export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio"] as const;
 export type Measure = (typeof MEASURES)[number];
@@ -11,6 +12,11 @@ export interface BenchOptions {
   keepTemp: boolean;
   /** Write a V8 CPU profile of each Node proxy (mcp-wiretap, bare engine) into this folder. */
   cpuProfDir: string | null;
+  /**
+   * Another checkout of mcp-wiretap, built (`DIR/dist/cli/main.js`), run as the path `mcp-wiretap@base` in
+   * the throughput rounds beside this build: a before/after measured side by side in one run.
+   */
+  baseDir: string | null;
   paths: PathName[];
   measures: Measure[];
   durations: {
@@ -48,6 +54,8 @@ const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
   --cpu-prof DIR
                write a CPU profile of each Node proxy into DIR (.cpuprofile: Chrome DevTools or
                speedscope show it as a flame graph); profiling slows the proxies down
+  --base DIR   also run the build in DIR (another checkout, \`npm run build\` done there) as the path
+               mcp-wiretap@base, in the throughput rounds beside this build (before/after in one run)
   --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
                repeatable; "direct" always runs when a measure needs it as the reference
 `;
@@ -56,12 +64,14 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   let quick = false;
   let keepTemp = false;
   let cpuProfDir: string | null = null;
+  let baseDir: string | null = null;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") quick = true;
     else if (arg === "--keep-temp") keepTemp = true;
     else if (arg === "--cpu-prof" && argv[i + 1]) cpuProfDir = path.resolve(argv[++i]!);
+    else if (arg === "--base" && argv[i + 1]) baseDir = path.resolve(argv[++i]!);
     else if (arg === "--only" && argv[i + 1]) only.push(...(argv[++i] ?? "").split(","));
     else if (arg?.startsWith("--only=")) only.push(...arg.slice(7).split(","));
     else if (arg === "--help" || arg === "-h") {
@@ -83,7 +93,17 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
   // The stdio measure needs no HTTP path.
   const stdioOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "stdio";
-  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : [...PATH_NAMES];
+  const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : PATH_NAMES.filter((p) => p !== BASE_PATH);
+  if (baseDir !== null) {
+    if (!existsSync(path.join(baseDir, "dist", "cli", "main.js"))) {
+      process.stderr.write(`--base ${baseDir}: no dist/cli/main.js there; run \`npm install && npm run build\` in that checkout first\n`);
+      process.exit(2);
+    }
+    if (!paths.includes(BASE_PATH)) paths.push(BASE_PATH);
+  } else if (paths.includes(BASE_PATH)) {
+    process.stderr.write(`--only ${BASE_PATH} needs --base DIR (the checkout to compare with)\n${USAGE}`);
+    process.exit(2);
+  }
   const measures: Measure[] = onlyMeasures.length ? [...onlyMeasures] : [...MEASURES];
   // Added latency is relative to direct: keep it as the reference.
   if (!paths.includes("direct") && measures.some((m) => m === "throughput" || m === "sse" || m === "handshake")) paths.unshift("direct");
@@ -91,6 +111,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     quick,
     keepTemp,
     cpuProfDir,
+    baseDir,
     paths,
     measures,
     durations: quick

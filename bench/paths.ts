@@ -10,9 +10,14 @@ import { Child } from "./child.ts";
 import { waitFor } from "./time.ts";
 import { otlpReceiver, redisState, type Extra } from "./variants.ts";
 
-export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state"] as const;
-/** mcp-wiretap with a deployment feature on: measured for throughput and CPU only (see variants.ts). */
-export const VARIANT_PATHS: ReadonlySet<PathName> = new Set(["mcp-wiretap+otlp", "mcp-wiretap+state"]);
+export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap@base"] as const;
+/** The build of another checkout (`--base DIR`), for a before/after in one run. */
+export const BASE_PATH = "mcp-wiretap@base";
+/**
+ * mcp-wiretap with a deployment feature on (see variants.ts), or another build of it: measured for
+ * throughput and CPU only.
+ */
+export const VARIANT_PATHS: ReadonlySet<PathName> = new Set(["mcp-wiretap+otlp", "mcp-wiretap+state", BASE_PATH]);
 export type PathName = (typeof PATH_NAMES)[number];
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -27,6 +32,8 @@ export interface BenchContext {
   benchCaPem: string;
   /** Folder for V8 CPU profiles of the Node proxies (`--cpu-prof`), or null. */
   cpuProfDir?: string | null;
+  /** `--base DIR`: the checkout whose build runs as `mcp-wiretap@base`. */
+  baseDir?: string | null;
 }
 
 /** Node options of a proxy child: the V8 setting, and a CPU profile when asked for. */
@@ -65,19 +72,22 @@ export async function startPath(name: PathName, ctx: BenchContext): Promise<Runn
       return startWiretap(ctx, name, await otlpReceiver());
     case "mcp-wiretap+state":
       return startWiretap(ctx, name, await redisState(ctx.tmp));
+    case "mcp-wiretap@base":
+      if (!ctx.baseDir) throw new PathUnavailable("no --base DIR given");
+      return startWiretap(ctx, name, null, path.join(ctx.baseDir, "dist", "cli", "main.js"));
   }
 }
 
 /** `node dist/cli/main.js start --port 0 …`, logging to a file in the temp dir. */
-export async function startWiretap(ctx: BenchContext, name: PathName = "mcp-wiretap", extra: Extra | null = null): Promise<RunningPath> {
-  if (!existsSync(WIRETAP_MAIN)) throw new PathUnavailable(`${WIRETAP_MAIN} is missing: run \`npm run build\` first`);
+export async function startWiretap(ctx: BenchContext, name: PathName = "mcp-wiretap", extra: Extra | null = null, main = WIRETAP_MAIN): Promise<RunningPath> {
+  if (!existsSync(main)) throw new PathUnavailable(`${main} is missing: run \`npm run build\` first`);
   const n = ++instance;
   const caDir = path.join(ctx.tmp, `wiretap-ca-${n}`);
   const logFile = path.join(ctx.tmp, `wiretap-${n}.log`);
   const started = performance.now();
   const child = new Child("mcp-wiretap", process.execPath, [
     ...nodeFlags(ctx),
-    WIRETAP_MAIN, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile, ...(extra?.args ?? []),
+    main, "start", "--host", "127.0.0.1", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", ctx.benchCaFile, ...(extra?.args ?? []),
   ]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
   const caLine = child.stderr.match(/CA certificate: (.+?)(?: \(created now\))?$/m);

@@ -72,7 +72,12 @@ export function computeRatios(paths: PathResult[]): Record<string, number | null
     out[`throughput c=${c}: mcp-wiretap / bare-engine`] = ratio(load(by("mcp-wiretap"), c)?.reqPerSec, load(by("bare-engine"), c)?.reqPerSec);
     out[`throughput c=${c}: mcp-wiretap / mitmdump`] = ratio(load(by("mcp-wiretap"), c)?.reqPerSec, load(by("mitmdump"), c)?.reqPerSec);
   }
-  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state"] as const) {
+  const cpu = (n: PathName): number | null => load(by(n), 8)?.proxyCpuMsPerReq ?? null;
+  out["proxy CPU per request c=8: mcp-wiretap / bare-engine"] = ratio(cpu("mcp-wiretap"), cpu("bare-engine"));
+  out["proxy CPU per request c=8: mcp-wiretap / mcp-wiretap@base"] = ratio(cpu("mcp-wiretap"), cpu("mcp-wiretap@base"));
+  out["proxy CPU per request c=8: mcp-wiretap@base / bare-engine"] = ratio(cpu("mcp-wiretap@base"), cpu("bare-engine"));
+  out["throughput c=8: mcp-wiretap / mcp-wiretap@base"] = ratio(load(by("mcp-wiretap"), 8)?.reqPerSec, load(by("mcp-wiretap@base"), 8)?.reqPerSec);
+  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap@base"] as const) {
     for (const c of [1, 8, 32]) out[`p50 added over direct c=${c} (ms): ${name}`] = diff(load(by(name), c)?.latencyMs.p50, load(direct, c)?.latencyMs.p50);
     // Per event, against the direct copy of the same event that arrived alongside (see bench/sse-latency.ts).
     out[`SSE event p50 added (ms): ${name}`] = by(name)?.sse?.paired?.addedMs.p50 ?? null;
@@ -106,6 +111,10 @@ export function checkTargets(paths: PathResult[], logging: Results["logging"], q
     return rounds.length > 1 ? `; by round ${rounds.map((r) => `${r}×`).join(", ")}` : "";
   };
   check("throughput c=8 ≥ 5× mitmdump", ratio(wT, mT), (v) => v >= 5, (v) => `${v}× (${wT} vs ${mT} req/s${spread("mitmdump")})`, mT === null ? "mitmdump not run" : "not measured");
+  check("throughput c=8 ≥ 3× mitmdump", ratio(wT, mT), (v) => v >= 3, (v) => `${v}× (${wT} vs ${mT} req/s${spread("mitmdump")})`, mT === null ? "mitmdump not run" : "not measured");
+  const wCpu = load(w, 8)?.proxyCpuMsPerReq ?? null;
+  const bCpu = load(by("bare-engine"), 8)?.proxyCpuMsPerReq ?? null;
+  check("proxy CPU per request (c=8) ≤ 1.5× bare engine", ratio(wCpu, bCpu), (v) => v <= 1.5, (v) => `${v}× (${wCpu} vs ${bCpu} ms/req)`);
   check("throughput c=8 ≥ 0.8× bare engine", ratio(wT, bT), (v) => v >= 0.8, (v) => `${v}× (${wT} vs ${bT} req/s${spread("bare-engine")})`);
   // Added latency is what one request pays for the extra hop: measured one request at a time. Under load (c=8)
   // the median is mostly queueing behind the other requests, which the throughput targets judge.

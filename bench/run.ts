@@ -269,7 +269,7 @@ async function main(): Promise<void> {
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);
   const pki = createBenchPki(tmp, ["127.0.0.1", ...extraHosts]);
   const upstream = await startUpstream({ cert: pki.certPem, key: pki.keyPem, extraHosts });
-  const ctx: BenchContext = { tmp, benchCaFile: pki.caFile, benchCaPem: pki.caPem, cpuProfDir: options.cpuProfDir };
+  const ctx: BenchContext = { tmp, benchCaFile: pki.caFile, benchCaPem: pki.caPem, cpuProfDir: options.cpuProfDir, baseDir: options.baseDir };
   if (options.cpuProfDir) results.notes.push(`CPU profiles of the Node proxies were written to ${options.cpuProfDir} (profiling slows them down: do not compare these figures)`);
   const localhost = await lookup("localhost", { family: 4 }).catch(() => null);
   const host = localhost?.address === "127.0.0.1" ? "localhost" : "127.0.0.1";
