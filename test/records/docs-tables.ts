@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../helpers/proxy-harness.js";
 
-export const DOC = readFileSync(path.join(REPO_ROOT, "docs", "log-format.md"), "utf8");
+const DOC = readFileSync(path.join(REPO_ROOT, "docs", "log-format.md"), "utf8");
 
 /** The text under a heading, up to the next heading of that level or above; undefined without the heading. */
 function section(heading: string): string | undefined {
