@@ -23,20 +23,26 @@ export const RateLimitOverflowRecordSchema = z.strictObject({
 });
 export type RateLimitOverflowRecord = z.infer<typeof RateLimitOverflowRecordSchema>;
 
-/** Every shape of `refused` (a CONNECT or a request; by routing, policy, credentials or the parser). */
-export const RefusedRecordSchema = z.strictObject({
+const refused = {
   ...common("warn"),
   event: z.literal("refused"),
-  stage: z.enum(["connect", "request"]),
   client: z.string(),
   status: z.number().int(),
   reason: z.string(),
-  target: z.string().optional(),
-  server: z.string().nullable().optional(),
-  method: z.string().optional(),
-  host: z.string().nullable().optional(),
-  requestLine: z.string().optional(),
-});
+};
+
+/** A refused CONNECT (bad or denied target, proxy credentials, a parser error) or a refused request. */
+export const RefusedRecordSchema = z.discriminatedUnion("stage", [
+  z.strictObject({ ...refused, stage: z.literal("connect"), target: z.string().optional(), server: z.string().optional() }),
+  z.strictObject({
+    ...refused,
+    stage: z.literal("request"),
+    server: z.string().nullable().optional(),
+    method: z.string().optional(),
+    host: z.string().nullable().optional(),
+    requestLine: z.string().optional(),
+  }),
+]);
 export type RefusedRecord = z.infer<typeof RefusedRecordSchema>;
 
 export const ClientTlsErrorRecordSchema = z.strictObject({
