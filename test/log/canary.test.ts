@@ -30,6 +30,7 @@ import {
   type TestProxy,
 } from "../helpers/proxy-harness.js";
 import { selfSignedServerCert, testPki } from "../helpers/test-pki.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const rand = () => randomBytes(8).toString("hex");
 /** Each canary names its position, so a failure says where the leak is. */
@@ -517,6 +518,7 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
     );
     // Redaction, not absence: the positions are there, with the marker.
     expect(logText).toContain("[redacted]");
+    expectRecordsMatchSchemas(records, "start", "stop", "http", "rpc", "session", "auth", "refused", "websocket");
   });
 
   const expectAbsent = (canary: string): void => {

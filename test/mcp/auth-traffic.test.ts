@@ -15,6 +15,7 @@ import { authorizationScheme, discoveryDocument } from "../../src/mcp/auth-traff
 import { findChallenge, parseWwwAuthenticate } from "../../src/mcp/www-authenticate.js";
 import { startTestProxy, type LogRecord, type TestProxy } from "../helpers/proxy-harness.js";
 import { testPki } from "../helpers/test-pki.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const rand = () => randomBytes(9).toString("hex");
 const SECRETS = {
@@ -266,6 +267,10 @@ describe("auth records through the proxy", () => {
       "token",
       "discovery",
     ]);
+  });
+
+  it("every record of the run, each auth step among them, parses with its schema", async () => {
+    expectRecordsMatchSchemas(await proxy.records(), "auth", "http", "rpc");
   });
 
   it("records the 401 challenge with its parsed parameters", () => {

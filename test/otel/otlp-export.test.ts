@@ -9,6 +9,7 @@ import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type LogRecord } from "../helpers/proxy-harness.js";
 import { startOtlpReceiver, type OtlpReceiver } from "./otlp-receiver.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_ID = "00f067aa0ba902b7";
@@ -163,6 +164,7 @@ describe("a collector that is down or slow", () => {
         const report = records.find((r) => r.event === "otlp_export");
         expect(report, "a warning says spans were lost").toMatchObject({ level: "warn", spans: requests.length });
         expect((report!.failed as number) + (report!.dropped as number)).toBe(requests.length);
+        expectRecordsMatchSchemas(records, "start", "otlp_export", "rpc", "stop");
         expect(receiver.spans).toHaveLength(0);
       } finally {
         await receiver.close();

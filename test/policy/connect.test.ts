@@ -8,6 +8,7 @@ import { curl, hasCurl, type LogRecord, openTunnel, type TestProxy, startTestPro
 import { tempDir, writePolicyFile } from "./policy-fixtures.js";
 import { scriptMcp } from "./scripted-server.js";
 import { wireClient } from "./wire-client.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const rules = (port: number) => `rules:
   - name: no-loopback-mcp
@@ -59,6 +60,7 @@ describe("CONNECT refusal", () => {
       server: `127.0.0.1:${up.port}`,
       decision: { action: "deny", enforced: true, rules: [{ name: "no-loopback-mcp", reason: "loopback MCP servers are not approved" }] },
     });
+    expectRecordsMatchSchemas(await enforce.records(), "policy", "refused");
   });
 
   it("enforce: a host-name glob refuses without resolving the name; the default reason names the rule", async () => {
@@ -101,5 +103,6 @@ describe("CONNECT refusal", () => {
     // Every message of that server is denied by the same rule, not enforced.
     const rpc = await monitor.waitForRecord((r) => r.event === "rpc" && r.id === 1 && r.direction === "server_to_client", { what: "rpc record" });
     expect(rpc.decision).toMatchObject({ action: "deny", enforced: false, rules: [{ name: "no-loopback-mcp" }] });
+    expectRecordsMatchSchemas(await monitor.records(), "policy", "http", "rpc");
   });
 });

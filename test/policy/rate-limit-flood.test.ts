@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { RateLimiter } from "../../src/policy/rate-limiter.js";
 import { fakeClock, policyFrom, toolCall } from "./policy-fixtures.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const QUIET = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: off }\n";
 const SERVER = "mcp.example.com:443";
@@ -48,6 +49,8 @@ describe("rate limits under a flood of fresh session ids", () => {
     clock.advance(5_000);
     fresh(30_002);
     expect(warnings).toHaveLength(2);
+    // The limiter's warnings are written as they are, at warn.
+    expectRecordsMatchSchemas(warnings.map((w) => ({ level: "warn", time: new Date(0).toISOString(), ...w })), "rate_limit_overflow");
     // A minute after the flood, its keys have expired: new sessions get their own budgets again.
     clock.advance(61_000);
     for (let i = 0; i < 5; i++) expect(fresh(40_000).action).toBe("allow");

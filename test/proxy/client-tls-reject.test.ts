@@ -44,6 +44,7 @@ while True:
         break
 sock.close()
 `;
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 /** The ClientHello a verifying TLS client sends for `servername`, captured from a stream nobody answers. */
 function clientHello(servername: string): Promise<Buffer> {
@@ -109,6 +110,7 @@ describe("a client that rejects the proxy's certificate", () => {
     expect(String(record.hint)).toMatch(HINT);
     expect(String(record.hint)).toContain("mcp-wiretap ca path");
     expect(u.requests).toHaveLength(0);
+    expectRecordsMatchSchemas(await proxy.records(), "client_tls_error");
   });
 
   it.each([
@@ -127,6 +129,7 @@ describe("a client that rejects the proxy's certificate", () => {
     expect(String(record.hint)).toMatch(HINT);
     expect(record.client).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(u.requests).toHaveLength(0);
+    expectRecordsMatchSchemas([record], "client_tls_error");
   });
 
   it.skipIf(!PYTHON)("Python's ssl.MemoryBIO (httpx over anyio) rejecting the certificate leaves a client_tls_error", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { patternBytes, startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import { closedPort, openTunnel, rawRequest, startTestProxy, tlsThroughTunnel, type TestProxy } from "../helpers/proxy-harness.js";
 import { testPki } from "../helpers/test-pki.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 describe("pass-through hosts", () => {
   let proxy: TestProxy;
@@ -43,6 +44,7 @@ describe("pass-through hosts", () => {
     // No decrypted exchange was recorded for it.
     const http = (await proxy.records()).filter((r) => r.event === "http" && r.server === `127.0.0.1:${upstream.port}`);
     expect(http).toHaveLength(0);
+    expectRecordsMatchSchemas(await proxy.records(), "tunnel");
   });
 
   it("a client trusting only the proxy's CA fails against a pass-through host", async () => {
@@ -84,6 +86,7 @@ describe("pass-through hosts", () => {
     const tunnel = records.find((r) => r.event === "tunnel" && r.server === `127.0.0.1:${upstream.port}`);
     expect(tunnel).toMatchObject({ mode: "passthrough" });
     expect(tunnel!.bytesDown).toBeGreaterThan(0);
+    expectRecordsMatchSchemas(records, "start", "tunnel", "stop");
   });
 
   it("answers 502 to CONNECT when the pass-through upstream is unreachable, on the record", async () => {
@@ -93,5 +96,6 @@ describe("pass-through hosts", () => {
     expect(response.body.toString()).toMatch(/^mcp-wiretap: cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED\n$/);
     const record = await proxy.waitForRecord((r) => r.event === "tunnel" && r.server === `127.0.0.1:${port}`);
     expect(record).toMatchObject({ mode: "passthrough", error: "ECONNREFUSED", bytesDown: 0 });
+    expectRecordsMatchSchemas([record], "tunnel");
   });
 });

@@ -2,6 +2,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import { rawProxyExchange, startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 let upstream: TestUpstream;
 let proxy: TestProxy;
@@ -64,6 +65,7 @@ describe("--proxy-auth", () => {
   it("records refusals without the credentials", async () => {
     const refusals = await proxy.waitForRecords((r) => r.event === "refused" && r.status === 407, 4);
     expect(refusals.map((r) => r.reason)).toContain("wrong proxy credentials");
+    expectRecordsMatchSchemas(await proxy.records(), "start", "refused");
     const log = JSON.stringify(await proxy.records());
     expect(log).not.toContain("s3cret-pass");
     expect(log).not.toContain(Buffer.from("wiretap:wrong").toString("base64"));

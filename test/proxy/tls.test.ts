@@ -19,6 +19,7 @@ import {
   type TestProxy,
 } from "../helpers/proxy-harness.js";
 import { expiredServerCert, selfSignedServerCert, testPki, writeTempFile, wrongNameServerCert } from "../helpers/test-pki.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 describe("TLS through the proxy", () => {
   let proxy: TestProxy;
@@ -84,6 +85,7 @@ describe("TLS through the proxy", () => {
     const record = await proxy.waitForRecord((r) => r.event === "client_tls_error" && r.server === `127.0.0.1:${u.port}`);
     expect(String(record.hint)).toContain("ca path");
     expect(String(record.err)).toMatch(/unknown ca|certificate/i);
+    expectRecordsMatchSchemas([record], "client_tls_error");
     expect(u.requests).toHaveLength(0);
   });
 
@@ -149,6 +151,7 @@ describe("TLS through the proxy", () => {
       expect(record.error).toBeUndefined();
       const warning = await insecure.waitForRecord((r) => r.event === "insecure_upstream");
       expect(warning.level).toBe("warn");
+      expectRecordsMatchSchemas(await insecure.records(), "insecure_upstream", "start", "http");
       expect(insecure.banner).toMatch(/not verified/);
     });
   });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
 import { testPki } from "../helpers/test-pki.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 interface WsUpstream {
   port: number;
@@ -127,6 +128,7 @@ describe("WebSocket through the proxy", () => {
     expect(handshake).toMatchObject({ method: "GET", path: "/ws?x=1", status: 101, statusSource: "upstream" });
     expect(record.bytesUp).toBeGreaterThan(70_000);
     expect(record.bytesDown).toBeGreaterThan(70_000);
+    expectRecordsMatchSchemas(await proxy.records(), "websocket", "http");
   });
 
   it("answers an upgrade to an unreachable upstream with 502", async () => {

@@ -1,12 +1,22 @@
 /**
- * The record schemas are the contract docs/log-format.md describes: every record an SDK session through
- * the proxy produces parses with its schema, and the fields each schema names are the fields the docs'
- * tables name (neither can change without the other).
+ * The record schemas are the contract docs/log-format.md describes: every record type the code writes has
+ * one, the fields each names are the fields the docs' tables name (neither can change without the other),
+ * and real records parse with them (here an SDK session through the proxy; the tests that produce the
+ * other types check theirs with expectRecordsMatchSchemas).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { COMMON_FIELDS, HttpRecordSchema, RECORD_SCHEMAS, RpcRecordSchema, SessionRecordSchema, StartRecordSchema, StopRecordSchema, StdioStartRecordSchema } from "../../src/records/schemas.js";
+import { z } from "zod";
+import {
+  AddonErrorRecordSchema,
+  COMMON_FIELDS,
+  RECORD_SCHEMAS,
+  StartRecordSchema,
+  StdioAddonErrorRecordSchema,
+  StdioStartRecordSchema,
+  type RecordType,
+} from "../../src/records/schemas.js";
 import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, startTestProxy, type LogRecord } from "../helpers/proxy-harness.js";
@@ -15,55 +25,78 @@ import { createPolicy } from "../../src/policy/create-policy.js";
 import { parsePolicy } from "../../src/policy/load-config.js";
 import { AWS_KEY_ID } from "../policy/scripted-server.js";
 import { recordingPipeline } from "../pipeline/pipeline-fixtures.js";
+import { documentedFields, documentedLevels, documentedTables } from "./docs-tables.js";
+import { expectRecordsMatchSchemas } from "./expect-records.js";
 
-const DOC = readFileSync(path.join(REPO_ROOT, "docs", "log-format.md"), "utf8");
+type ObjectSchema = z.ZodObject<z.ZodRawShape>;
+const TYPES = Object.keys(RECORD_SCHEMAS) as RecordType[];
 
-/** Field names of the `| Field | …` tables under a heading, up to the next heading of that level or above. */
-function documentedFields(heading: string): Set<string> {
-  const start = DOC.indexOf(`\n${heading}\n`);
-  expect(start, heading).toBeGreaterThan(-1);
-  const level = heading.split(" ")[0]!;
-  const rest = DOC.slice(start + heading.length + 2);
-  const end = rest.search(new RegExp(`\\n#{1,${level.length}} `));
-  const section = end === -1 ? rest : rest.slice(0, end);
-  const fields = new Set<string>();
-  let inFieldTable = false;
-  for (const line of section.split("\n")) {
-    if (!line.startsWith("|")) {
-      inFieldTable = false;
-      continue;
-    }
-    if (/^\|\s*Field\s*\|/.test(line)) {
-      inFieldTable = true;
-      continue;
-    }
-    if (!inFieldTable) continue;
-    const first = line.split("|")[1] ?? "";
-    for (const m of first.matchAll(/`([A-Za-z_]+)`/g)) fields.add(m[1]!);
-  }
-  return fields;
+/** The shapes a record type has: one object, or the options of a union. */
+function variants(type: RecordType): ObjectSchema[] {
+  const schema = RECORD_SCHEMAS[type] as unknown as ObjectSchema | { options: ObjectSchema[] };
+  return "options" in schema ? schema.options : [schema];
 }
 
-const schemaFields = (shape: Record<string, unknown>): Set<string> => new Set(Object.keys(shape).filter((k) => k !== "event" && !COMMON_FIELDS.includes(k)));
-const sorted = (s: Set<string>): string[] => [...s].sort();
+const fieldsOf = (shape: Record<string, unknown>): Set<string> => new Set(Object.keys(shape).filter((k) => k !== "event" && !COMMON_FIELDS.includes(k)));
+const sorted = (s: Iterable<string>): string[] => [...s].sort();
 
 describe("docs/log-format.md and the record schemas name the same fields", () => {
-  it("start, http, rpc, session", () => {
-    expect(sorted(schemaFields(StartRecordSchema.shape))).toEqual(sorted(documentedFields("### start")));
-    expect(sorted(schemaFields(HttpRecordSchema.shape))).toEqual(sorted(documentedFields("### http")));
-    expect(sorted(schemaFields(RpcRecordSchema.shape))).toEqual(sorted(documentedFields("### rpc")));
-    expect(sorted(schemaFields(SessionRecordSchema.shape))).toEqual(sorted(documentedFields("### session")));
+  it.each(TYPES)("%s: the fields of its schema are the fields of its section's tables", (type) => {
+    const documented = documentedFields(`### ${type}`);
+    expect(documented, `a "### ${type}" section in docs/log-format.md`).toBeDefined();
+    expect(sorted(documented!), `a | Field | table under "### ${type}"`).not.toEqual([]);
+    const fields = new Set(variants(type).flatMap((v) => [...fieldsOf(v.shape)]));
+    expect(sorted(fields)).toEqual(sorted(documented!));
   });
 
-  it("stop, and the start and stop of a stdio launch", () => {
-    const stdio = documentedFields("## stdio launches");
-    const stop = new Set([...documentedFields("### stop"), ...["server", "session", "exitCode"].filter((f) => stdio.has(f))]);
-    expect(sorted(schemaFields(StopRecordSchema.shape))).toEqual(sorted(stop));
-    for (const f of schemaFields(StdioStartRecordSchema.shape)) if (f !== "version") expect(stdio.has(f), f).toBe(true);
+  it("start and addon_error: the proxy's shape and the stdio launch's each have their own table", () => {
+    for (const [type, shapes] of [
+      ["start", [StartRecordSchema, StdioStartRecordSchema]],
+      ["addon_error", [AddonErrorRecordSchema, StdioAddonErrorRecordSchema]],
+    ] as const) {
+      const tables = documentedTables(`### ${type}`)!;
+      expect(tables.map(sorted), type).toEqual(shapes.map((s) => sorted(fieldsOf(s.shape))));
+    }
   });
 
-  it("every record type with a schema is a documented record type", () => {
-    for (const type of Object.keys(RECORD_SCHEMAS)) expect(DOC).toContain(`| [\`${type}\`](#${type}) |`);
+  it("every record type is in the table of record types, at the levels its schema allows", () => {
+    const levels = documentedLevels();
+    expect(sorted(levels.keys())).toEqual(sorted(TYPES));
+    for (const type of TYPES) {
+      const allowed = new Set(variants(type).flatMap((v) => (v.shape.level as z.ZodEnum).options as string[]));
+      expect(sorted(allowed), type).toEqual(sorted(levels.get(type)!));
+    }
+  });
+});
+
+describe("every record type the code writes has a schema", () => {
+  /** `event: "…"` literals in the source, wherever a record (or its type) is built. */
+  function emittedEvents(): Set<string> {
+    const events = new Set<string>();
+    const src = path.join(REPO_ROOT, "src");
+    for (const file of readdirSync(src, { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".ts")) continue;
+      for (const m of readFileSync(path.join(src, file), "utf8").matchAll(/\bevent:\s*["'`]([a-z_]+)["'`]/g)) events.add(m[1]!);
+    }
+    return events;
+  }
+
+  it("the event values in src/ are the keys of RECORD_SCHEMAS", () => {
+    const emitted = emittedEvents();
+    expect(emitted.size).toBeGreaterThan(10);
+    expect(sorted(emitted)).toEqual(sorted(TYPES));
+  });
+
+  it("the schemas are strict, each under its own event: a field no table names fails", () => {
+    for (const type of TYPES) {
+      for (const v of variants(type)) {
+        expect(v._zod.def.catchall?._zod.def.type, `${type}: z.strictObject`).toBe("never");
+        expect((v.shape.event as z.ZodLiteral).value, `${type}: its event`).toBe(type);
+      }
+    }
+    const stop = { level: "info", time: "2026-11-23T00:00:00.000Z", event: "stop", reason: "test" };
+    expect(RECORD_SCHEMAS.stop.safeParse(stop).success).toBe(true);
+    expect(RECORD_SCHEMAS.stop.safeParse({ ...stop, surplus: true }).success).toBe(false);
   });
 });
 
@@ -79,11 +112,7 @@ describe("real records parse with their schemas", () => {
     // Enforce mode refuses what it cannot read as JSON-RPC (the invalid message) as well.
     expect(rpcs.map((r) => (r.decision as { action: string }).action)).toEqual(["deny", "deny", "allow"]);
     expect(JSON.stringify(rpcs[0])).toContain('"findings"');
-    for (const record of records) {
-      const schema = RECORD_SCHEMAS[record.event as keyof typeof RECORD_SCHEMAS];
-      const parsed = schema.safeParse({ level: "info", time: "2026-11-23T00:00:00.000Z", ...record });
-      expect(parsed.success ? null : { record, issues: parsed.error.issues }).toBeNull();
-    }
+    expectRecordsMatchSchemas(records.map((r) => ({ level: "info", time: "2026-11-23T00:00:00.000Z", ...r })), "rpc");
   });
 
   it("an SDK session over Streamable HTTP and one over HTTP+SSE, through the proxy, start to stop", async () => {
@@ -103,15 +132,8 @@ describe("real records parse with their schemas", () => {
       all = await proxy.stop("test");
       await upstream.close();
     }
-    const seen = new Set<string>();
-    for (const record of all) {
-      const schema = RECORD_SCHEMAS[record.event as keyof typeof RECORD_SCHEMAS];
-      if (!schema) continue;
-      seen.add(record.event!);
-      const parsed = schema.safeParse(record);
-      expect(parsed.success ? null : { record, issues: parsed.error.issues }).toBeNull();
-    }
-    expect(sorted(seen)).toEqual(["http", "rpc", "session", "start", "stop"]);
+    expectRecordsMatchSchemas(all, "http", "rpc", "session", "start", "stop");
+    expect(sorted(new Set(all.map((r) => r.event!)))).toEqual(["http", "rpc", "session", "start", "stop"]);
     expect(all.filter((r) => r.event === "rpc").length).toBeGreaterThan(20);
   });
 });

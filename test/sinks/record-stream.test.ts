@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogSink } from "../../src/log/logger.js";
 import { DROP_REPORT_INTERVAL_MS, RecordStream } from "../../src/sinks/record-stream.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const lines = (n: number): string[] => Array.from({ length: n }, (_, i) => `{"event":"rpc","n":${i}}\n`);
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -94,5 +95,6 @@ describe("record stream", () => {
     expect(records.filter((r) => r.event === "rpc").map((r) => r.n)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(seen).toEqual(written.slice(0, 50));
     expect(records.find((r) => r.event === "record_stream_drops")).toMatchObject({ errors: 50, dropped: 0 });
+    expectRecordsMatchSchemas(records.filter((r) => r.event === "record_stream_drops"), "record_stream_drops");
   });
 });

@@ -12,6 +12,7 @@ import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
 import { runCli, type LogRecord } from "../helpers/proxy-harness.js";
 import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const haveRedis = redisAvailable();
 if (!haveRedis) console.warn("SKIPPED test/state/shared-state.test.ts: redis-server is not installed (scripts/ensure-test-deps.sh, run by npm test, installs it as root)");
@@ -117,6 +118,7 @@ describe.skipIf(!haveRedis)("replicas sharing state in Redis", () => {
     expect(rules(denied)[0]!.reason).toMatch(/^shared rate-limit counters unreachable \(.+\): denied, enforce mode fails closed$/);
     const warning = await a.waitForRecord((r) => r.event === "state_unavailable", "a state_unavailable warning");
     expect(warning).toMatchObject({ level: "warn", state: redis.url });
+    expectRecordsMatchSchemas(await a.records(), "start", "state_unavailable", "rpc", "http");
     const list = await toolsListVerdict(b);
     const notSaved = rules(list).flatMap((r) => r.findings ?? []).find((f) => f.type === "pins_not_saved");
     expect(notSaved).toBeDefined();

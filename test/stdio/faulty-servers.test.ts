@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { connectStdio, records, rpcRecords, SCRIPTED_STDIO, tempDir, type StdioRun } from "../helpers/stdio-shim.js";
 import type { LogRecord } from "../helpers/proxy-harness.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const dir = tempDir();
 
@@ -40,6 +41,7 @@ describe("stdio: misbehaving servers", () => {
     expect(invalid[0]).toMatchObject({ direction: "server_to_client", transport: "stdio", server: "stdio:stray" });
     expect(String(invalid[0]!.reason)).toMatch(/not JSON/);
     expect(rpcRecords(all).filter((r) => r.kind === "response" && r.method === "tools/call").map((r) => r.tool)).toEqual(["stray", "echo"]);
+    expectRecordsMatchSchemas(all, "start", "rpc", "session", "stop");
   }, 30_000);
 
   it("a 20 MiB line: forwarded whole and recorded uninspected; the client fails as it does directly", async () => {
@@ -88,6 +90,7 @@ describe("stdio: misbehaving servers", () => {
     expect(unanswered[0]).toMatchObject({ method: "tools/call", tool: "exit", reason: "session ended (server exited with code 3)" });
     expect(all.filter((r) => r.event === "stderr").map((r) => r.line)).toContain("exiting mid-call");
     expect(all.at(-1)).toMatchObject({ event: "stop", exitCode: 3 });
+    expectRecordsMatchSchemas(all, "start", "rpc", "stderr", "stop");
   }, 30_000);
 
   it("a server that never reads stdin: initialize times out as it does directly, and closing ends everything", async () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
 import { records, tempDir } from "../helpers/stdio-shim.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 interface Shim {
   stdin: NodeJS.WritableStream;
@@ -64,6 +65,7 @@ describe("stdio: process behaviour", () => {
     expect(all.find((r) => r.event === "start")!.command).toEqual(["no-such-mcp-server-here", "--aws-key", "[redacted: aws_access_key_id]", "--token=[redacted]"]);
     expect(JSON.stringify(all)).not.toContain(key);
     expect(JSON.stringify(all)).not.toContain("hunter22");
+    expectRecordsMatchSchemas(all, "start", "spawn_error", "stop");
   });
 
   it("exits with the server's exit code; closing stdin closes the server's", async () => {
@@ -84,6 +86,7 @@ describe("stdio: process behaviour", () => {
       const pid = all.find((r) => r.event === "start")!.pid as number;
       expect(gone(pid)).toBe(true);
       expect(all.at(-1)).toMatchObject({ event: "stop", reason: `server exited on ${signal}` });
+      expectRecordsMatchSchemas(all, "start", "stop");
     });
   }
 

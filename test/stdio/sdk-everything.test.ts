@@ -7,6 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
 import { connectStdio, EVERYTHING_STDIO, records, rpcRecords, tempDir } from "../helpers/stdio-shim.js";
 import type { LogRecord } from "../helpers/proxy-harness.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 async function scenario(client: Client): Promise<{ answers: unknown[]; progress: number[] }> {
   const progress: number[] = [];
@@ -85,5 +86,6 @@ describe("stdio: server-everything through the shim", () => {
     const stderr = all.filter((r) => r.event === "stderr");
     expect(stderr.map((r) => r.line)).toContain("Starting default (STDIO) server...");
     expect(all.at(-1)).toMatchObject({ event: "stop", server: "stdio:everything" });
+    expectRecordsMatchSchemas(all, "start", "session", "rpc", "stderr", "stop");
   });
 });

@@ -2,13 +2,20 @@ import { describe, expect, it } from "vitest";
 import type { Logger } from "../../src/log/logger.js";
 import { REDACTED } from "../../src/log/redact.js";
 import { StderrRecorder } from "../../src/stdio/stderr-recorder.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 function recorder(limits = { maxLineBytes: 64, linesPerSecond: 3 }) {
   const out: Record<string, unknown>[] = [];
-  const log = { info: (r: Record<string, unknown>) => out.push(r), warn: (r: Record<string, unknown>) => out.push(r) } as unknown as Logger;
+  /** The records as pino writes them, with their level. */
+  const written: Record<string, unknown>[] = [];
+  const at = (level: string) => (r: Record<string, unknown>) => {
+    out.push(r);
+    written.push({ level, time: new Date(0).toISOString(), ...r });
+  };
+  const log = { info: at("info"), warn: at("warn") } as unknown as Logger;
   let now = 0;
   const rec = new StderrRecorder(log, { server: "stdio:x", session: "s" }, limits, () => now);
-  return { out, rec, tick: (ms: number) => (now += ms) };
+  return { out, written, rec, tick: (ms: number) => (now += ms) };
 }
 
 describe("stdio: stderr records", () => {
@@ -32,7 +39,7 @@ describe("stdio: stderr records", () => {
   });
 
   it("long lines are cut, a flood is counted rather than written", () => {
-    const { out, rec, tick } = recorder();
+    const { out, written, rec, tick } = recorder();
     rec.data(Buffer.from(`${"a".repeat(200)}\n`));
     for (let i = 0; i < 10; i++) rec.data(Buffer.from(`line ${i}\n`));
     tick(1000);
@@ -42,5 +49,15 @@ describe("stdio: stderr records", () => {
     expect(out.slice(1, 3).map((r) => r.line)).toEqual(["line 0", "line 1"]);
     expect(out[3]).toMatchObject({ line: "later", suppressedLines: 8 });
     expect(out).toHaveLength(4);
+    expectRecordsMatchSchemas(written, "stderr");
+  });
+
+  it("a flood that ends the stream is counted in a record of its own, at warn", () => {
+    const { out, written, rec } = recorder();
+    for (let i = 0; i < 5; i++) rec.data(Buffer.from(`line ${i}\n`));
+    rec.end();
+    expect(written.at(-1)).toEqual({ level: "warn", time: new Date(0).toISOString(), event: "stderr", server: "stdio:x", session: "s", suppressedLines: 2 });
+    expect(out).toHaveLength(4);
+    expectRecordsMatchSchemas(written, "stderr");
   });
 });
