@@ -1,4 +1,4 @@
-import { num, obj, str, type LogRecord } from "../cli/tail/filters.js";
+import { num, obj, str, type LogRecord } from "../saved-logs/filters.js";
 
 export type Outcome = "ok" | "error" | "tool_error" | "unanswered" | "cancelled" | "open";
 export type Verdict = "allow" | "flag" | "deny";

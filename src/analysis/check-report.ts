@@ -1,4 +1,4 @@
-import { printable } from "../cli/tail/color.js";
+import { printable } from "../saved-logs/color.js";
 import type { Finding } from "./conditions.js";
 
 /** A finding as one line: condition, time, session, id, method and tool, then why. */

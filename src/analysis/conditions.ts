@@ -1,4 +1,4 @@
-import { errorText, header, num, obj, ruleNames, str, type LogRecord } from "../cli/tail/filters.js";
+import { errorText, header, num, obj, ruleNames, str, type LogRecord } from "../saved-logs/filters.js";
 import { globToRegExp } from "../util/glob.js";
 import type { Call } from "./calls.js";
 import { isToolError } from "./calls.js";

@@ -1,4 +1,4 @@
-import { str, type LogRecord } from "../cli/tail/filters.js";
+import { str, type LogRecord } from "../saved-logs/filters.js";
 
 /** The first revision that deprecates or removes features, and what it says about them. */
 export const STATELESS_REVISION = "2026-07-28";

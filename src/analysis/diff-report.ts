@@ -1,5 +1,5 @@
-import { printable } from "../cli/tail/color.js";
-import { duration } from "../cli/tail/layout.js";
+import { printable } from "../saved-logs/color.js";
+import { duration } from "../saved-logs/layout.js";
 import { hunks, lineDiff } from "./line-diff.js";
 import type { Change, RunDiff } from "./run-diff.js";
 

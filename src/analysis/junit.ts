@@ -1,4 +1,4 @@
-import { str, type LogRecord } from "../cli/tail/filters.js";
+import { str, type LogRecord } from "../saved-logs/filters.js";
 import { findingLine } from "./check-report.js";
 import type { Finding } from "./conditions.js";
 

@@ -1,9 +1,9 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { verifyChain, type ChainReport } from "../log/audit-verify.js";
-import { parseRecord } from "../cli/tail/command.js";
-import type { LogRecord } from "../cli/tail/filters.js";
-import { FileReadError, inputLines } from "../cli/tail/follow.js";
+import { parseRecord } from "../saved-logs/parse-record.js";
+import type { LogRecord } from "../saved-logs/filters.js";
+import { FileReadError, inputLines } from "../saved-logs/follow.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** One input of an analysis: a file (or standard input) and what could not be read in it. */

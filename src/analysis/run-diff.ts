@@ -2,7 +2,7 @@ import { canonicalJson } from "../util/canonical-json.js";
 import type { Call } from "./calls.js";
 import { percentile } from "./percentiles.js";
 import { serverKey, serverNames, TOOL_FIELDS, toolDefinitions, type ServerTools } from "./tool-defs.js";
-import type { LogRecord } from "../cli/tail/filters.js";
+import type { LogRecord } from "../saved-logs/filters.js";
 
 export interface DiffOptions {
   /** A median this many times slower (or faster) is a shift (default 2). */

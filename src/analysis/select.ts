@@ -1,4 +1,4 @@
-import { compileFilters, type LogRecord, type RecordFilters } from "../cli/tail/filters.js";
+import { compileFilters, type LogRecord, type RecordFilters } from "../saved-logs/filters.js";
 import { buildCalls, type Call } from "./calls.js";
 
 /** The calls of a log that `filters` select: those with at least one record the filters match. */

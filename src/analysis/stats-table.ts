@@ -1,5 +1,5 @@
-import { printable } from "../cli/tail/color.js";
-import { bytes, clip, clockTime, duration } from "../cli/tail/layout.js";
+import { printable } from "../saved-logs/color.js";
+import { bytes, clip, clockTime, duration } from "../saved-logs/layout.js";
 import type { GroupStats, StatsReport } from "./stats.js";
 
 /** Answers whose request is not in the log (it came before the proxy started, or was not JSON-RPC). */

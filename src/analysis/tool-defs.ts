@@ -1,5 +1,5 @@
 import { hostOf } from "../policy/judged-message.js";
-import { obj, str, type LogRecord } from "../cli/tail/filters.js";
+import { obj, str, type LogRecord } from "../saved-logs/filters.js";
 
 /** The parts of a tool definition `diff` compares, one by one. */
 export const TOOL_FIELDS = ["title", "description", "inputSchema", "outputSchema", "annotations"] as const;

@@ -1,6 +1,6 @@
 import zlib from "node:zlib";
 import type { Transform } from "node:stream";
-import type { BodyTap } from "../proxy/exchange.js";
+import type { BodyTap } from "./body-tap.js";
 import { describeError, type BodyProblem } from "./problem.js";
 
 export type ContentCoding = "gzip" | "deflate" | "br" | "zstd";

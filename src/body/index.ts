@@ -1,4 +1,4 @@
-import type { BodyTap } from "../proxy/exchange.js";
+import type { BodyTap } from "./body-tap.js";
 import { duplicateMemberDoubt } from "./duplicate-members.js";
 import { readJsonBody, type JsonReading } from "./body-reading.js";
 import { collectBody } from "./json-body.js";

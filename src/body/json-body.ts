@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import type { BodyTap } from "../proxy/exchange.js";
+import type { BodyTap } from "./body-tap.js";
 
 export type JsonParseFailure = "empty_body" | "invalid_utf8" | "invalid_json" | "body_truncated";
 

@@ -5,7 +5,7 @@ import type { DiffCommandOptions } from "./diff-command.js";
 import { collect } from "./option-parsers.js";
 import type { StatsOptions } from "./stats-command.js";
 import { addFilterOptions } from "./tail/command.js";
-import { splitList } from "./tail/filters.js";
+import { splitList } from "../saved-logs/filters.js";
 
 /** `stats`, `check` and `diff`: their code is loaded only when one of them runs. */
 export function registerAnalysisCommands(program: Command): void {

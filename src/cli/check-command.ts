@@ -6,8 +6,8 @@ import { junitXml } from "../analysis/junit.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
 import { defaultIo, type AnalysisIo } from "./stats-command.js";
-import { splitList } from "./tail/filters.js";
-import { FileReadError } from "./tail/follow.js";
+import { splitList } from "../saved-logs/filters.js";
+import { FileReadError } from "../saved-logs/follow.js";
 
 export interface CheckCommandOptions {
   failOn?: Condition[];

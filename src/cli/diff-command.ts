@@ -3,7 +3,7 @@ import { diffText } from "../analysis/diff-report.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { diffRuns } from "../analysis/run-diff.js";
 import { defaultIo, type AnalysisIo } from "./stats-command.js";
-import { FileReadError } from "./tail/follow.js";
+import { FileReadError } from "../saved-logs/follow.js";
 
 export interface DiffCommandOptions {
   exitCode?: boolean;

@@ -11,7 +11,7 @@ import { registerTailCommand } from "./tail/command.js";
 import { registerExportCommand } from "./har/command.js";
 import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
-import { registerUiCommand } from "../ui/server/ui-command.js";
+import { registerUiCommand } from "./ui-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;

@@ -6,7 +6,7 @@ const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : p
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import type { StartOptions } from "./start.js";
-import { DEFAULT_UI_PORT } from "../ui/server/ui-command.js";
+import { DEFAULT_UI_PORT } from "../ui/server/ui-options.js";
 
 export function caDirOption(): Option {
   return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");

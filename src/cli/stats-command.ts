@@ -2,8 +2,8 @@ import { selectCalls } from "../analysis/select.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { computeStats, type GroupBy } from "../analysis/stats.js";
 import { statsTable } from "../analysis/stats-table.js";
-import type { RecordFilters } from "./tail/filters.js";
-import { FileReadError } from "./tail/follow.js";
+import type { RecordFilters } from "../saved-logs/filters.js";
+import { FileReadError } from "../saved-logs/follow.js";
 import { UsageError } from "../util/usage-error.js";
 
 export interface StatsOptions extends RecordFilters {

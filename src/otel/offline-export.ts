@@ -12,8 +12,8 @@ import { JsonMetricsSerializer, JsonTraceSerializer } from "@opentelemetry/otlp-
 import { McpSpanBuilder, decisionCounts } from "./mcp-spans.js";
 import { countDecisions, emitSpan, mcpInstruments, recordDuration } from "./sdk-spans.js";
 import { serviceResource } from "./otlp-exporter.js";
-import { parseRecord } from "../cli/tail/command.js";
-import { FileReadError, inputLines } from "../cli/tail/follow.js";
+import { parseRecord } from "../saved-logs/parse-record.js";
+import { FileReadError, inputLines } from "../saved-logs/follow.js";
 
 const SPANS_PER_LINE = 1_000;
 

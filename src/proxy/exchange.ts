@@ -1,4 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { BodyTap } from "../body/body-tap.js";
+
+export type { BodyTap };
 
 /**
  * One HTTP request/response pair seen by the proxy (mitmproxy's "flow").
@@ -131,12 +134,6 @@ export interface ExchangeError {
   tlsError?: string;
 }
 
-/** A copy of a body as it streams through. `end` is called once; `abort` instead when the body broke off. */
-export interface BodyTap {
-  data(chunk: Buffer): void;
-  end(): void;
-  abort?(reason: ExchangeError): void;
-}
 
 /** CONNECT-level facts, for tunnels the proxy does not decrypt and for refused targets. */
 export interface TunnelInfo {

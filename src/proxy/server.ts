@@ -15,15 +15,15 @@ import { UpgradeLeg, type UpgradeStats } from "./upgrade.js";
 import { findPrefixMapping, reverseRoute, type ReverseMapping } from "./reverse.js";
 import net from "node:net";
 import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type ProxyAuth } from "./proxy-auth.js";
-import type { Logger } from "../log/logger.js";
-import { proxyRecord, type ProxyEvent } from "../records/proxy-records.js";
+import type { ProxyEvent } from "./proxy-events.js";
 import { globToRegExp } from "../util/glob.js";
 import { redactText, redactUrlQuery } from "../log/redact.js";
 
 export interface ProxyServerOptions {
   host: string;
   port: number;
-  logger: Logger;
+  /** Told every refusal, tunnel, websocket and engine problem (`records/proxy-records.ts` writes them). */
+  report(e: ProxyEvent): void;
   addons: Addon[];
   /** Issues the certificate the client sees for a CONNECT host. */
   secureContextFor(host: string): tls.SecureContext;
@@ -60,10 +60,10 @@ export class ProxyServer {
   private readonly openSockets = new Set<Duplex>();
   private readonly inFlight = new Map<ExchangeRecord, http.ServerResponse>();
   private readonly isPassthrough: (host: string) => boolean;
-  private readonly log: Logger;
+  private readonly report: (e: ProxyEvent) => void;
 
   constructor(private readonly opts: ProxyServerOptions) {
-    this.log = opts.logger;
+    this.report = opts.report;
     this.addons = new AddonChain(opts.addons, (addon, hook, err) =>
       this.record({ type: "addon_error", addon, hook, err: errorText(err) }),
     );
@@ -343,10 +343,9 @@ export class ProxyServer {
     return false;
   }
 
-  /** Every record the proxy writes itself comes from a typed event, shaped by the records module. */
+  /** Every record about the proxy itself starts as a typed event, shaped by the records module. */
   private record(e: ProxyEvent): void {
-    const { level, record } = proxyRecord(e);
-    this.log[level](record);
+    this.report(e);
   }
 
   private track(socket: Duplex): void {

@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
-import { formatHostPort } from "../records/format.js";
+import { formatHostPort } from "../util/host-port.js";
 
 /** A validated destination. `host` is lower-case, IPv6 without brackets. */
 export interface Target {

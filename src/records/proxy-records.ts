@@ -1,22 +1,10 @@
 import { redactUrlQuery } from "../log/redact.js";
+import type { Logger } from "../log/logger.js";
+import type { ProxyEvent } from "../proxy/proxy-events.js";
 import { formatHostPort, formatPeer } from "./format.js";
 
-type Peer = { address: string; port: number };
-type Target = { host: string; port: number };
+export type { ProxyEvent };
 
-/**
- * What the proxy reports besides exchanges and messages, as typed events; `proxyRecord` turns each into
- * its record (docs/log-format.md). The proxy never builds a record shape itself.
- */
-export type ProxyEvent =
-  | { type: "refused_connect"; client: Peer; target?: string; status: number; reason: string; server?: Target }
-  | { type: "refused_request"; client: Peer; server?: Target | null; method?: string; host?: string | null; status: number; reason: string }
-  | { type: "malformed_request"; connect: boolean; client: Peer; target?: string; requestLine?: string; server?: Target; reason: string }
-  | { type: "client_tls_error"; tunnel: string; server: Target; client: Peer; err: string }
-  | { type: "tunnel"; tunnel: string; client: Peer; server: Target; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
-  | { type: "websocket"; flow: string; client: Peer; server: Target; path: string; status: number | null; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
-  | { type: "addon_error"; addon: string; hook: string; err: string }
-  | { type: "engine_error"; kind: string; err: string };
 
 export type RecordLevel = "debug" | "info" | "warn" | "error";
 
@@ -110,4 +98,12 @@ export function proxyRecord(e: ProxyEvent): { level: RecordLevel; record: Record
     case "engine_error":
       return { level: "debug", record: { event: "engine_error", kind: e.kind, err: e.err } };
   }
+}
+
+/** Writes each event the proxy reports as its record (what `ProxyServer`'s `report` option is given). */
+export function recordProxyEvents(log: Logger): (e: ProxyEvent) => void {
+  return (e) => {
+    const { level, record } = proxyRecord(e);
+    log[level](record);
+  };
 }

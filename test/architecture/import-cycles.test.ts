@@ -61,8 +61,8 @@ describe("import layering", () => {
     expect(dependsOn(graph, "log", "mcp")).toEqual([]);
   });
 
-  it("the records module imports nothing of the proxy (the proxy emits events, records shape them)", () => {
-    expect(dependsOn(graph, "records", "proxy")).toEqual([]);
+  it("the proxy imports nothing of the records module (it reports typed events; records shape them)", () => {
+    expect(dependsOn(graph, "proxy", "records")).toEqual([]);
   });
 
   it("the pipeline is imported by no stage it calls; the records module by none of the stages it reads", () => {
@@ -73,5 +73,52 @@ describe("import layering", () => {
   it("the message model and the policy share Decision without a file cycle", () => {
     expect(cycleThrough(graph, path.join("mcp", "rpc-event.ts"))).toBe(false);
     expect(cycleThrough(graph, path.join("policy", "policy.ts"))).toBe(false);
+  });
+});
+
+/** The top-level folders of src/ that import each other, directly or through others (each cycle once). */
+function directoryCycles(graph: Map<string, Set<string>>): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    for (const t of targets) {
+      if (dirOf(file) !== dirOf(t)) edges.set(dirOf(file), (edges.get(dirOf(file)) ?? new Set()).add(dirOf(t)));
+    }
+  }
+  // Tarjan's strongly connected components: a component of more than one folder is a knot of cycles.
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  const visit = (v: string): void => {
+    order.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!order.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, order.get(w)!));
+    }
+    if (low.get(v) === order.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const v of [...edges.keys()].sort()) if (!order.has(v)) visit(v);
+  return components;
+}
+
+describe("folder layering", () => {
+  it("no two top-level folders of src/ import each other, directly or around a loop", () => {
+    const graph = importGraph();
+    const cycles = directoryCycles(graph);
+    const explain = cycles.map((c) => `${c.join(" ↔ ")}:\n  ${c.flatMap((a) => c.filter((b) => b !== a).flatMap((b) => dependsOn(graph, a, b).slice(0, 3))).join("\n  ")}`);
+    expect(explain).toEqual([]);
   });
 });

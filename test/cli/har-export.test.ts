@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHar, type Har, type HarEntry } from "../../src/cli/har/har.js";
-import { compileFilters, type LogRecord } from "../../src/cli/tail/filters.js";
+import { compileFilters, type LogRecord } from "../../src/saved-logs/filters.js";
 import { REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
 
 const FIXTURES = path.join(REPO_ROOT, "test", "fixtures");

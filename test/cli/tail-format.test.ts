@@ -9,12 +9,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { painter, printable, useColor } from "../../src/cli/tail/color.js";
-import { parseRecord } from "../../src/cli/tail/command.js";
-import { compileFilters, hostOf, splitList, type LogRecord, type RecordFilters } from "../../src/cli/tail/filters.js";
+import { painter, printable, useColor } from "../../src/saved-logs/color.js";
+import { parseRecord } from "../../src/saved-logs/parse-record.js";
+import { compileFilters, hostOf, splitList, type LogRecord, type RecordFilters } from "../../src/saved-logs/filters.js";
 import { TailFormatter } from "../../src/cli/tail/formatter.js";
-import { bytes, clockTime, duration, shortSession } from "../../src/cli/tail/layout.js";
-import { LineSplitter } from "../../src/cli/tail/reader.js";
+import { bytes, clockTime, duration, shortSession } from "../../src/saved-logs/layout.js";
+import { LineSplitter } from "../../src/saved-logs/reader.js";
 import { UNSAFE_CHARS } from "../helpers/unsafe-chars.js";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");

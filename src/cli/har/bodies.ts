@@ -1,4 +1,4 @@
-import { header, num, obj, str, type LogRecord } from "../tail/filters.js";
+import { header, num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 import type { HarEntry } from "./har-format.js";
 
 /**

@@ -1,9 +1,10 @@
 import { writeFileAtomic } from "../../util/private-file.js";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
-import { addFilterOptions, parseRecord } from "../tail/command.js";
-import { compileFilters, type LogRecord, type RecordFilters } from "../tail/filters.js";
-import { FileReadError, inputLines, isStdin } from "../tail/follow.js";
+import { addFilterOptions } from "../tail/command.js";
+import { parseRecord } from "../../saved-logs/parse-record.js";
+import { compileFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { buildHar } from "./har.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 import { UsageError } from "../../util/usage-error.js";

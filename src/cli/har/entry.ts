@@ -1,6 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import { isIP } from "node:net";
-import { errorText, header, hostOf, isHttps, num, obj, str, type LogRecord } from "../tail/filters.js";
+import { errorText, header, hostOf, isHttps, num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 import { requestPostData, responseContent, type IncompleteFlag } from "./bodies.js";
 import type { HarEntry, HarNameValue } from "./har-format.js";
 import { mcpInfo } from "./mcp-info.js";

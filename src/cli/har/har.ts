@@ -1,4 +1,4 @@
-import type { LogRecord } from "../tail/filters.js";
+import type { LogRecord } from "../../saved-logs/filters.js";
 import { harEntry } from "./entry.js";
 import type { Har, HarEntry } from "./har-format.js";
 

@@ -1,4 +1,4 @@
-import { header, num, obj, ruleNames, str, type LogRecord } from "../tail/filters.js";
+import { header, num, obj, ruleNames, str, type LogRecord } from "../../saved-logs/filters.js";
 import type { McpEntryInfo, McpMessageSummary } from "./har-format.js";
 
 /** The entry's `_mcp` field: what the log knows about the exchange and each of its messages. */

@@ -1,9 +1,10 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { collect } from "../option-parsers.js";
-import { useColor } from "./color.js";
-import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "./filters.js";
-import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "./follow.js";
+import { useColor } from "../../saved-logs/color.js";
+import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { TailFormatter } from "./formatter.js";
+import { parseRecord } from "../../saved-logs/parse-record.js";
 import { escapeLine } from "../../log/escape-line.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 
@@ -197,17 +198,6 @@ function isLogRecord(record: LogRecord | null): boolean {
   return record !== null && typeof record.event === "string";
 }
 
-/** A JSON object on one line, or null (anything else is passed through as text). */
-export function parseRecord(line: string): LogRecord | null {
-  const start = line.trimStart();
-  if (!start.startsWith("{")) return null;
-  try {
-    const value: unknown = JSON.parse(line);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as LogRecord) : null;
-  } catch {
-    return null;
-  }
-}
 
 function defaultIo(): TailIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };

@@ -1,6 +1,6 @@
-import { printable, type Paint, type Style } from "./color.js";
-import { errorText, header, isHttps, num, obj, str, type LogRecord } from "./filters.js";
-import { bytes, clip, duration, KIND_WIDTH, noticeRow, pad, row, shortSession } from "./layout.js";
+import { printable, type Paint, type Style } from "../../saved-logs/color.js";
+import { errorText, header, isHttps, num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
+import { bytes, clip, duration, KIND_WIDTH, noticeRow, pad, row, shortSession } from "../../saved-logs/layout.js";
 import { decisionBadge } from "./rpc-line.js";
 
 /** A failed exchange: no status, status ≥ 400, or an error other than the client closing (how SSE streams end). */

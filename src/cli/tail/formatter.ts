@@ -1,6 +1,6 @@
-import { painter, printable, type Paint } from "./color.js";
+import { painter, printable, type Paint } from "../../saved-logs/color.js";
 import { eventLine, exchangeFailed, httpLine, sessionLine } from "./event-lines.js";
-import { header, str, type LogRecord } from "./filters.js";
+import { header, str, type LogRecord } from "../../saved-logs/filters.js";
 import { BranchPairing } from "./pairing.js";
 import { payloadLine } from "./payload-line.js";
 import { rpcLine } from "./rpc-line.js";

@@ -1,4 +1,4 @@
-import { obj, str, type LogRecord } from "./filters.js";
+import { obj, str, type LogRecord } from "../../saved-logs/filters.js";
 
 /**
  * Which rpc lines are drawn as branches (`├`, `└`) under the request printed just before: its answer

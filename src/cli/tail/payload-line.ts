@@ -1,6 +1,6 @@
-import { printable, type Paint } from "./color.js";
-import { clip } from "./layout.js";
-import { num, obj, str, type LogRecord } from "./filters.js";
+import { printable, type Paint } from "../../saved-logs/color.js";
+import { clip } from "../../saved-logs/layout.js";
+import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 
 /** Where the TEXT column starts in a row (see layout.ts `row`): detail lines are indented to it. */
 export const TEXT_COLUMN = 63;

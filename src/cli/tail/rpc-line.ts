@@ -1,6 +1,6 @@
-import { printable, type Paint, type Style } from "./color.js";
-import { num, obj, ruleNames, str, type LogRecord } from "./filters.js";
-import { bytes, clip, duration, KIND_WIDTH, pad, row, shortSession } from "./layout.js";
+import { printable, type Paint, type Style } from "../../saved-logs/color.js";
+import { num, obj, ruleNames, str, type LogRecord } from "../../saved-logs/filters.js";
+import { bytes, clip, duration, KIND_WIDTH, pad, row, shortSession } from "../../saved-logs/layout.js";
 
 /** How the KIND column names and paints a message kind (notifications aside). */
 const KIND_LOOK: ReadonlyMap<string, readonly [label: string, style: Style | Style[] | null]> = new Map([

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { createContentDecoder, guardedDecoderTap } from "../../body/index.js";
-import type { BodyTap } from "../../proxy/exchange.js";
+import type { BodyTap } from "../../body/body-tap.js";
 
 export type BodyProblemName = "truncated" | "aborted" | "invalid_json" | "not_json" | "decode_error" | "unsupported_encoding" | "decoder_failed";
 

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
-import { parseRecord } from "../../cli/tail/command.js";
-import { compileFilters, type RecordFilters } from "../../cli/tail/filters.js";
-import { FileReadError, inputLines, isStdin } from "../../cli/tail/follow.js";
+import { parseRecord } from "../../saved-logs/parse-record.js";
+import { compileFilters, type RecordFilters } from "../../saved-logs/filters.js";
+import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { exportedPage } from "./assets.js";
 
 /**

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileLines } from "../../cli/tail/follow.js";
+import { fileLines } from "../../saved-logs/follow.js";
 import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
 import { resolveLogInputs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
-import type { UiCommandOptions } from "./ui-command.js";
+import type { UiCommandOptions } from "./ui-options.js";
 import { startUiServer } from "./ui-server.js";
 
 /** `mcp-wiretap ui`: runs until SIGINT/SIGTERM, or until `signal` aborts when one is given (tests). */

@@ -1,8 +1,8 @@
-import { obj, str, type LogRecord } from "../../cli/tail/filters.js";
+import { obj, str, type LogRecord } from "../../saved-logs/filters.js";
 import { JsonView } from "./json-view.js";
 import { arrow, bytesOf, bytesText, idText, msText, timeOf } from "./format.js";
 import type { Msg, Store } from "./model.js";
-import { num } from "../../cli/tail/filters.js";
+import { num } from "../../saved-logs/filters.js";
 
 /** Everything the records hold about one message and its exchange. */
 export function Detail({ msg, store, onClose }: { msg: Msg; store: Store; onClose: () => void }) {

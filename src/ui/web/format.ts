@@ -1,4 +1,4 @@
-import { num, obj, str, type LogRecord } from "../../cli/tail/filters.js";
+import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 
 export const timeOf = (r: LogRecord): string => {
   const t = str(r.time);

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { num, obj, str } from "../../cli/tail/filters.js";
+import { num, obj, str } from "../../saved-logs/filters.js";
 import { arrow, bytesOf, bytesText, decisionOf, idText, msText, timeOf } from "./format.js";
 import type { Msg } from "./model.js";
 import { statusOf } from "./query.js";

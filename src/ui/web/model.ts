@@ -1,4 +1,4 @@
-import { num, obj, str, type LogRecord } from "../../cli/tail/filters.js";
+import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 
 /** One JSON-RPC message (an `rpc` record) as the page shows it. */
 export interface Msg {

@@ -1,4 +1,4 @@
-import { compileFilters, type RecordFilters } from "../../cli/tail/filters.js";
+import { compileFilters, type RecordFilters } from "../../saved-logs/filters.js";
 import type { GroupStatus, Msg } from "./model.js";
 
 /**

@@ -19,6 +19,7 @@ import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateCa, LeafIssuer } from "../../../src/ca/index.js";
 import { httpRecordAddon } from "../../../src/records/http-record.js";
+import { recordProxyEvents } from "../../../src/records/proxy-records.js";
 import { ProxyServer } from "../../../src/proxy/server.js";
 import { startHttpsUpstream, type TestUpstream } from "../../helpers/https-upstream.js";
 import { openTunnel, startTestProxy, tlsThroughTunnel, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
@@ -295,7 +296,7 @@ describe("connect timeouts (ProxyServer with connectTimeoutMs: 600)", () => {
     server = new ProxyServer({
       host: "127.0.0.1",
       port: 0,
-      logger,
+      report: recordProxyEvents(logger),
       addons: [httpRecordAddon(logger)],
       secureContextFor: (host) => issuer.secureContextFor(host),
       upstreamCa: [testPki().caPem],

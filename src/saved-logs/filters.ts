@@ -1,5 +1,5 @@
-import { hostOf } from "../../policy/judged-message.js";
-import { globToRegExp } from "../../util/glob.js";
+import { hostOf } from "../policy/judged-message.js";
+import { globToRegExp } from "../util/glob.js";
 
 export type LogRecord = Record<string, unknown>;
 
@@ -74,7 +74,7 @@ export function serverOf(r: LogRecord): string | null {
 }
 
 /** `host:port` → host (IPv6 `[::1]:443` → `::1`), as the policy reads it. */
-export { hostOf } from "../../policy/judged-message.js";
+export { hostOf } from "../policy/judged-message.js";
 
 /**
  * The session ids a record carries: its `session` (and for a legacy endpoint like

@@ -1,4 +1,4 @@
-import { visibleText } from "../../log/escape-line.js";
+import { visibleText } from "../log/escape-line.js";
 
 /**
  * ANSI colours, no dependency. Whether to use them: `FORCE_COLOR` (set, and not "0" or "false") forces them

@@ -1,12 +1,6 @@
 import { Option, type Command } from "commander";
-import { parsePort } from "../../cli/option-parsers.js";
-
-export const DEFAULT_UI_PORT = 8081;
-
-export interface UiCommandOptions {
-  uiPort: number;
-  follow?: boolean;
-}
+import { DEFAULT_UI_PORT, type UiCommandOptions } from "../ui/server/ui-options.js";
+import { parsePort } from "./option-parsers.js";
 
 /** `mcp-wiretap ui`; its code (serve-logs.ts) is loaded only when it runs. */
 export function registerUiCommand(program: Command): void {
@@ -17,6 +11,6 @@ export function registerUiCommand(program: Command): void {
     .addOption(new Option("--ui-port <port>", "port to serve on (0: any free port)").default(DEFAULT_UI_PORT).argParser(parsePort))
     .option("-f, --follow", "keep reading as the logs grow, like tail -F")
     .action(async (paths: string[], o: UiCommandOptions) => {
-      await (await import("./serve-logs.js")).uiCommand(paths, o);
+      await (await import("../ui/server/serve-logs.js")).uiCommand(paths, o);
     });
 }
