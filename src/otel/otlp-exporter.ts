@@ -130,8 +130,7 @@ export class OtlpExporter {
 
   /** One record line from the record stream. Never throws. */
   line(text: string): void {
-    // Only rpc and policy records make spans and metrics: skip parsing the rest (http records are the largest).
-    if (!text.includes('"event":"rpc"') && !text.includes('"event":"policy"')) return;
+    if (!makesSpans(text)) return;
     let record: unknown;
     try {
       record = JSON.parse(text);
@@ -184,6 +183,21 @@ export class OtlpExporter {
     this.reportTrouble(true);
     return { ...this.counts(), dropped: Math.max(0, this.spans - this.counting.exported - this.counting.failed) };
   }
+}
+
+const EVENT_KEY = '"event":"';
+
+/**
+ * Only rpc and policy records make spans and metrics: the rest (http records are the largest) are not parsed.
+ * `event` is the first member of every record object (docs/log-format.md), after pino's `level` and `time`,
+ * so the first `"event":"` in the line is the record's own: a nested one comes later, and one inside a
+ * string is escaped (`\"event\":\"`) and never matches. The parsed record is checked again (`record`).
+ */
+export function makesSpans(line: string): boolean {
+  const at = line.indexOf(EVENT_KEY);
+  if (at === -1) return false;
+  const value = at + EVENT_KEY.length;
+  return line.startsWith('rpc"', value) || line.startsWith('policy"', value);
 }
 
 /** The standard OTEL_BSP_* settings, when set to a positive integer. */
