@@ -24,9 +24,10 @@ export interface CliProxy {
   dispose(): Promise<void>;
 }
 
-export async function startCliProxy(extra: string[] = []): Promise<CliProxy> {
+/** `caDir`: a CA folder shared with other replicas (made by the first that starts), kept at dispose. */
+export async function startCliProxy(extra: string[] = [], opts: { caDir?: string } = {}): Promise<CliProxy> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-cli-"));
-  const caDir = path.join(dir, "ca");
+  const caDir = opts.caDir ?? path.join(dir, "ca");
   const logFile = path.join(dir, "log.ndjson");
   const cli = spawnCli(["start", "--port", "0", "--ca-dir", caDir, "--log-file", logFile, "--upstream-ca", testCaFile(), ...extra]);
   const dispose = async (): Promise<void> => {

@@ -1,0 +1,200 @@
+/**
+ * The shipped deployment without containers: Debian's HAProxy runs deploy/haproxy.cfg (only the container
+ * names and ports turned into loopback addresses) in front of two mcp-wiretap replicas that share one CA,
+ * one policy and one redis-server, as deploy/docker-compose.yml wires them. Clients know one address.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
+import { connectStreamable } from "../helpers/mcp-client.js";
+import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
+import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
+import { redisAvailable, startRedis, type RedisServer } from "../state/redis-harness.js";
+
+function haproxyBinary(): string | null {
+  for (const bin of ["haproxy", "/usr/sbin/haproxy"]) {
+    try {
+      execFileSync(bin, ["-v"], { stdio: "ignore" });
+      return bin;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+const HAPROXY = haproxyBinary();
+const missing = [HAPROXY ? null : "haproxy", redisAvailable() ? null : "redis-server"].filter(Boolean);
+if (missing.length > 0) {
+  console.warn(`SKIPPED test/deploy/replicas-behind-balancer.test.ts: ${missing.join(" and ")} not installed (scripts/ensure-test-deps.sh, run by npm test, installs them as root)`);
+}
+
+const POLICY = `mode: enforce
+detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
+rateLimits:
+  - name: five-calls
+    match: { method: tools/call, kind: request }
+    perMinute: 5
+    per: global
+`;
+const CREDENTIALS = "wiretap:change-me";
+
+async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** deploy/haproxy.cfg with its listening address and its two servers on loopback; throws if the file changed shape. */
+export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }): string {
+  const replacements: [string, string][] = [
+    ["  bind :8080\n", `  bind 127.0.0.1:${ports.front}\n`],
+    ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 500ms fall 2 rise 1\n`],
+    ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 500ms fall 2 rise 1\n`],
+  ];
+  let out = shipped;
+  for (const [from, to] of replacements) {
+    if (!out.includes(from)) throw new Error(`deploy/haproxy.cfg no longer has the line ${JSON.stringify(from)}: update this test with it`);
+    out = out.replace(from, to);
+  }
+  return out;
+}
+
+describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
+  let dir: string;
+  let redis: RedisServer;
+  let upstream: McpUpstream;
+  let a: CliProxy;
+  let b: CliProxy;
+  let haproxy: ChildProcess;
+  let haproxyOut = "";
+  let front: number;
+  let caPem: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-deploy-"));
+    const policy = path.join(dir, "policy.yaml");
+    writeFileSync(policy, POLICY);
+    const caDir = path.join(dir, "ca");
+    redis = await startRedis();
+    upstream = await startMcpUpstream();
+    // As the compose file runs them (`start --host … --ca-dir … --log-file … --config …`, proxy credentials and
+    // the state URL from the environment's equivalents), on loopback. The first makes the shared CA.
+    const args = ["--config", policy, "--state", redis.url, "--proxy-auth", CREDENTIALS];
+    a = await startCliProxy(args, { caDir });
+    b = await startCliProxy(args, { caDir });
+    caPem = readFileSync(path.join(caDir, "ca.pem"), "utf8");
+    front = await freePort();
+    const cfg = path.join(dir, "haproxy.cfg");
+    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }));
+    execFileSync(HAPROXY!, ["-c", "-f", cfg], { stdio: "pipe" });
+    haproxy = spawn(HAPROXY!, ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"] });
+    haproxy.stdout!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
+    haproxy.stderr!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
+    await poll(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = net.connect(front, "127.0.0.1", () => {
+            s.destroy();
+            resolve(true);
+          });
+          s.once("error", () => resolve(false));
+        }),
+      10_000,
+      () => `HAProxy listening on ${front}: ${haproxyOut}`,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    haproxy?.kill("SIGKILL");
+    await Promise.all([a?.dispose(), b?.dispose()]);
+    await upstream?.close();
+    await redis?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const proxyUrl = (): string => `http://${CREDENTIALS}@127.0.0.1:${front}`;
+
+  /** One session through the balancer's address: one CONNECT tunnel, to whichever replica HAProxy picks. */
+  async function call(): Promise<{ session: string; text: string | null; error: string | null }> {
+    const connected = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxyUrl(), caPem });
+    const session = connected.transport.sessionId!;
+    try {
+      const result = await connected.client.callTool({ name: "echo", arguments: { message: "hi" } });
+      const content = (result.content as { type: string; text?: string }[] | undefined) ?? [];
+      return { session, text: content[0]?.text ?? null, error: null };
+    } catch (err) {
+      return { session, text: null, error: err instanceof Error ? err.message : String(err) };
+    } finally {
+      await connected.close();
+    }
+  }
+
+  async function callRecord(session: string): Promise<{ replica: "a" | "b"; record: LogRecord }> {
+    const match = (r: LogRecord): boolean => r.event === "rpc" && r.kind === "request" && r.method === "tools/call" && r.session === session;
+    let found: { replica: "a" | "b"; record: LogRecord } | null = null;
+    await poll(
+      async () => {
+        for (const [name, replica] of [["a", a], ["b", b]] as const) {
+          const record = (await replica.records()).find(match);
+          if (record) found = { replica: name, record };
+        }
+        return found !== null;
+      },
+      10_000,
+      () => `the tools/call record of session ${session} in either replica's log`,
+    );
+    return found!;
+  }
+
+  it("spreads sessions over both replicas, and the 6th tools/call in the minute is denied whichever serves it", async () => {
+    const served: ("a" | "b")[] = [];
+    for (let i = 0; i < 5; i++) {
+      const result = await call();
+      expect(result.error).toBeNull();
+      expect(result.text).toContain("hi");
+      const { replica, record } = await callRecord(result.session);
+      expect(record.decision).toMatchObject({ action: "allow" });
+      served.push(replica);
+    }
+    // Both replicas passed the balancer's health check (/healthz) and took tunnels.
+    expect(new Set(served)).toEqual(new Set(["a", "b"]));
+    const sixth = await call();
+    expect(sixth.error).toMatch(/blocked by mcp-wiretap policy/);
+    const { record } = await callRecord(sixth.session);
+    expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls", reason: "over 5 per minute (per global)" }] });
+  }, 90_000);
+
+  it("a replica that stops is taken out by the health check: new sessions still get through the one address", async () => {
+    await b.dispose();
+    const deadline = Date.now() + 15_000;
+    let streak = 0;
+    const sessions: string[] = [];
+    while (streak < 3 && Date.now() < deadline) {
+      const result = await call().catch((err: unknown) => ({ session: "", text: null, error: String(err) }));
+      if (result.session) {
+        streak++;
+        sessions.push(result.session);
+      } else streak = 0;
+    }
+    expect(streak, `sessions through the balancer after replica b stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toBe(3);
+    // The limit is spent (previous test): replica a denies, from the shared counters.
+    const { replica, record } = await callRecord(sessions.at(-1)!);
+    expect(replica).toBe("a");
+    expect(record.decision).toMatchObject({ action: "deny", enforced: true });
+  }, 60_000);
+});
