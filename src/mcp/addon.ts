@@ -8,7 +8,7 @@ import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
 import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
-import type { MessageContext } from "./rpc-event.js";
+import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
 
@@ -32,14 +32,15 @@ export interface McpAddonOptions {
 export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon {
   const tracker = pipeline.tracker;
   const depthLimit = opts.maxJsonDepth ?? 256;
-  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
+  /** Each reader returns what it judged: the caller decides what the decisions mean (see enforce.ts). */
+  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): Judged[] => {
     const { batch, messages } = splitBatch(value);
     // A request without `jsonrpc` (or a batch nested in a batch) is still a call to a lenient server.
     const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
-    if (!flow.isMcp && !messages.some(mayBeRpc)) return;
+    if (!flow.isMcp && !messages.some(mayBeRpc)) return [];
     flow.isMcp = true;
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
-    messages.forEach((message, index) => {
+    return messages.map((message, index) => {
       const size = batch ? Buffer.byteLength(JSON.stringify(message) ?? "") : bytes;
       const more: Partial<MessageContext> = { ...extra };
       if (batch) more.batch = { index, size: messages.length };
@@ -51,14 +52,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
       }
-      const judged = pipeline.message(flow.context(direction, more), message, size);
-      if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
-      flow.captured?.push(judged);
+      return pipeline.message(flow.context(direction, more), message, size);
     });
   };
 
-  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
-    if (p.code === "empty_body") return;
+  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): Judged[] => {
+    if (p.code === "empty_body") return [];
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
     // A stage that threw while judging a message (decoder_failed) leaves it unjudged: unreadable too.
@@ -67,21 +66,19 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
     // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
     const refusable = opts.enforce !== undefined && direction === "client_to_server" && (flow.sniffedType === null || flow.hinted);
-    if (!flow.isMcp && !unreadable && !refusable) return;
+    if (!flow.isMcp && !unreadable && !refusable) return [];
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
-    const judged = pipeline.invalid(flow.context(direction, extra), why, 0);
-    if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
-    flow.captured?.push(judged);
+    return [pipeline.invalid(flow.context(direction, extra), why, 0)];
   };
 
-  const onSse = (flow: McpFlow, m: BodyMessage): void => {
+  const onSse = (flow: McpFlow, m: BodyMessage): Judged[] => {
     if (m.kind === "sse_meta") {
       if (m.id) flow.resumable = true;
-      return;
+      return [];
     }
-    if (m.kind !== "sse") return;
+    if (m.kind !== "sse") return [];
     const event = m.event;
     if (event.id) flow.resumable = true;
     // An endpoint's data is a URL; JSON under that name is read as a message by a reader that ignores event names.
@@ -95,9 +92,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         flow.session = legacy.endpointPath;
         flow.isMcp = true;
       }
-      return;
+      return [];
     }
-    if (event.data === "") return;
+    if (event.data === "") return [];
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
     const doubts = [flow.streamAmbiguity, m.ambiguity];
@@ -122,17 +119,14 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     }
     const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
     if (values.length === 0) {
-      if (flow.isMcp) {
-        // Recorded whether or not enforce mode collects it (`captured?.push(…)` would skip the call itself).
-        const judged = pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);
-        flow.captured?.push(judged);
-      }
-      return;
+      if (!flow.isMcp) return [];
+      return [pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes)];
     }
-    deliver(flow, "server_to_client", values[0], bytes, extra, reason ? { reason, alternates: values.slice(1) } : undefined);
+    return deliver(flow, "server_to_client", values[0], bytes, extra, reason ? { reason, alternates: values.slice(1) } : undefined);
   };
 
-  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"]) => {
+  /** A decoder of one body; `take` gets what each of its messages (or problems) was judged. */
+  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judged[]) => void = () => {}) => {
     const tap = createBodyDecoder({
       contentType: headers["content-type"],
       contentEncoding: headers["content-encoding"],
@@ -140,14 +134,17 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       maxEventBytes: opts.maxInspectBytes,
       maxJsonDepth: depthLimit,
       onMessage: (m) => {
-        if (m.kind !== "json") return onSse(flow, m);
-        deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined);
+        if (m.kind !== "json") return take(onSse(flow, m));
+        take(deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined));
       },
-      onProblem: (p) => problem(flow, direction, p),
+      onProblem: (p) => take(problem(flow, direction, p)),
     });
     flow.decoding.push(tap.done);
     return tap;
   };
+  // Enforce mode acts on the client's messages before forwarding them.
+  const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) =>
+    decoder(flow, "client_to_server", headers, opts.enforce ? (judged) => flow.requestEvents.push(...judged) : undefined);
 
   return {
     name: "mcp",
@@ -160,13 +157,13 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       ex.notes.set("mcp", flow);
       if (opts.enforce) stripContentCoding(ex);
       if (bodyModeFor(h["content-type"]) !== "ignored") {
-        flow.requestDecoder = decoder(flow, "client_to_server", h);
+        flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
-        flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
+        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": "application/json" });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
@@ -190,7 +187,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       // Enforce mode decodes an event stream's coding itself and judges (and sends) the decoded events.
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
-      enforceResponse(pipeline, flow, decoder(flow, "server_to_client", headers), opts.enforce);
+      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take), opts.enforce);
     },
 
     exchangeEnd(ex) {

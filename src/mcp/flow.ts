@@ -21,8 +21,6 @@ export class McpFlow {
   readonly decoding: Promise<void>[] = [];
   /** Messages of the client's body with their decisions (enforce mode acts on them before forwarding). */
   readonly requestEvents: Judged[] = [];
-  /** While set, every message delivered is also collected here with its decision (enforce mode, per response piece). */
-  captured: Judged[] | null = null;
   /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
   streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */
