@@ -1,6 +1,7 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
+import { bodyModeFor, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
@@ -126,8 +127,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
 
   /** A decoder of one body; `take` gets what each of its messages (or problems) was judged. */
-  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judged[]) => void = () => {}) => {
+  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judged[]) => void = () => {}, decoded = decodedOnce(flow.ex, direction, headers, opts.maxInspectBytes)) => {
     const tap = createBodyDecoder({
+      ...(decoded ? { decoded } : {}),
       contentType: headers["content-type"],
       contentEncoding: headers["content-encoding"],
       maxInspectBytes: opts.maxInspectBytes,
@@ -187,7 +189,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       // Enforce mode decodes an event stream's coding itself and judges (and sends) the decoded events.
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
-      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take), opts.enforce);
+      // Subscribed now, while the body is still to come: the whole body is judged once it has all arrived.
+      const decoded = decodedOnce(ex, "server_to_client", headers, opts.maxInspectBytes);
+      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce);
     },
 
     exchangeEnd(ex) {
@@ -242,6 +246,24 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
   if (flow.session === null || !flow.resumable) {
     tracker.giveUp((p) => p.flow === ex.id && p.direction === "client_to_server", reason);
   }
+}
+
+/**
+ * A content-coded JSON body's decoded bytes, from the exchange's one decoded-body source of that direction
+ * (the auth addon reads the same decoding); undefined for a body with no coding or one the proxy cannot undo.
+ */
+function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["request"]["headers"], limit: number): Promise<DecodedBytes> | undefined {
+  if (bodyModeFor(headers["content-type"]) !== "json") return undefined;
+  const parsed = parseContentEncoding(headers["content-encoding"]);
+  if (!parsed.ok || parsed.codings.length === 0) return undefined;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    decodedBody(ex, direction === "client_to_server" ? "request" : "response").subscribe({
+      limit,
+      data: (chunk) => chunks.push(chunk),
+      end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
+    });
+  });
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

@@ -96,14 +96,9 @@ export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: B
 }
 
 function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
-  const ex = flow.ex;
-  // The body is judged when the rewriter has it whole; the exchange's end waits for that judgement.
-  let judging: Promise<unknown> = Promise.resolve();
-  let settle!: () => void;
-  flow.decoding.push(new Promise<void>((resolve) => (settle = resolve)));
-  const settled = (): void => void judging.finally(settle);
-  ex.tapResponse({ data() {}, end: settled, abort: settled });
-  ex.rewriteResponse({
+  // The body is judged when the rewriter has it whole (its content coding undone by the exchange's
+  // decoded-body source, whose tap has ended by then); the exchange's end waits for that judgement.
+  flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
     rewrite: async (body) => {
@@ -114,7 +109,7 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         return answerUnjudged(pipeline, flow, "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)");
       }
       const judgement = judgeBody(decoder, body);
-      judging = judgement;
+      flow.decoding.push(judgement.then(() => {}));
       const events = await judgement;
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
         return answerUnjudged(pipeline, flow, "response body of an MCP exchange, but no message of it was judged: not passed on");
