@@ -54,7 +54,14 @@ class DecodedBodySource implements DecodedBody, BodyTap {
   constructor(private readonly contentEncoding: string | readonly string[] | undefined) {}
 
   subscribe(subscriber: DecodedSubscriber): void {
-    this.subscriptions.push({ subscriber, given: 0, problem: null, ended: false });
+    const s: Subscription = { subscriber, given: 0, problem: null, ended: false };
+    if (this.decoder) {
+      // Too late: part of the body went by. Said so, rather than handing on a body with its start missing.
+      s.ended = true;
+      this.safely(s, () => subscriber.end({ problem: { code: "decoder_failed", message: "subscribed after the body began" }, aborted: false }));
+      return;
+    }
+    this.subscriptions.push(s);
   }
 
   data(chunk: Buffer): void {
