@@ -44,7 +44,7 @@ function upstream(type: "json" | "sse"): Promise<number> {
  * The MCP addon behind an allow-all policy, whose record output throws for the first `failures` records of
  * server messages (`Infinity`: always).
  */
-async function proxy(upstreamPort: number, mode: "enforce" | "monitor", failures: number, records: RpcEvent[]): Promise<number> {
+async function proxy(upstreamPort: number, mode: "enforce" | "monitor", failures: number, records: RpcEvent[], failing: RpcEvent["direction"] = "server_to_client"): Promise<number> {
   let failed = 0;
   const pipeline = new MessagePipeline({
     policy: { enforcing: mode === "enforce", judge: () => ({ action: "allow", enforced: false, rules: [] }) },
@@ -53,7 +53,7 @@ async function proxy(upstreamPort: number, mode: "enforce" | "monitor", failures
     limits: { maxPending: 10, maxSessions: 10 },
     output: {
       rpc: (_record, _loud, _hidden, e) => {
-        if (e.direction === "server_to_client" && failed < failures) {
+        if (e.direction === failing && failed < failures) {
           failed++;
           throw new Error("record output broke");
         }
@@ -114,6 +114,32 @@ describe("a response of which no message was judged", () => {
       await settle();
       expect(answer.status).toBe(200);
       expect(answer.text).toContain("poisoned");
+    });
+  }
+});
+
+describe("a request of which no message was judged", () => {
+  for (const mode of ["enforce", "monitor"] as const) {
+    it(`is ${mode === "enforce" ? "refused, never forwarded, with a record saying why" : "forwarded"} (${mode} mode)`, async () => {
+      let reached = 0;
+      const upstreamPort = await listen((req, res) => {
+        reached++;
+        req.resume();
+        req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":1,"result":{}}'));
+      });
+      const records: RpcEvent[] = [];
+      const port = await proxy(upstreamPort, mode, 2, records, "client_to_server");
+      const answer = await call(port);
+      await settle();
+      if (mode === "monitor") {
+        expect(reached).toBe(1);
+        return;
+      }
+      expect(reached).toBe(0);
+      expect(JSON.parse(answer.text)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32052 } });
+      const why = records.find((e) => e.direction === "client_to_server" && e.kind === "invalid");
+      expect(why?.reason).toMatch(/no message of it was judged/);
+      expect(why?.decision).toMatchObject({ action: "deny", enforced: true });
     });
   }
 });
