@@ -144,9 +144,14 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     flow.decoding.push(tap.done);
     return tap;
   };
-  // Enforce mode acts on the client's messages before forwarding them.
-  const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) =>
-    decoder(flow, "client_to_server", headers, opts.enforce ? (judged) => flow.requestEvents.push(...judged) : undefined);
+  // Enforce mode acts on what decoding the client's body returns, before forwarding it.
+  const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) => {
+    if (!opts.enforce) return decoder(flow, "client_to_server", headers);
+    const judged: Judged[] = [];
+    const tap = decoder(flow, "client_to_server", headers, (j) => judged.push(...j));
+    flow.requestJudgements = tap.done.then(() => judged);
+    return tap;
+  };
 
   return {
     name: "mcp",

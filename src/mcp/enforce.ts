@@ -37,8 +37,10 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
-      await flow.requestDecoder?.done;
-      const events = flow.requestEvents;
+      let events = await flow.requestJudgements;
+      if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
+        events = [unjudged(pipeline, flow, "client_to_server", "request body of an MCP exchange, but no message of it was judged: not forwarded")];
+      }
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
       const requests = events.filter(({ event: e }) => e.kind === "request" && e.id !== null && e.id !== undefined);
@@ -106,13 +108,13 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         // Not MCP (a large JSON download through the proxy): passed on as it is.
         if (!flow.isMcp) return null;
         // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
-        return answerUnjudged(pipeline, flow, "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)");
+        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)"));
       }
       const judgement = judgeBody(decoder, body);
       flow.decoding.push(judgement.then(() => {}));
       const events = await judgement;
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
-        return answerUnjudged(pipeline, flow, "response body of an MCP exchange, but no message of it was judged: not passed on");
+        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
       }
       if (!events.some(isEnforcedDeny)) return null;
       if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
@@ -134,14 +136,14 @@ async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged
 }
 
 /**
- * A body the proxy made no judgement of is recorded as such and refused (in enforce mode that record is
- * always an enforced denial); when not even that could be recorded, the rewriter throws and the client gets
- * a 502.
+ * A body the proxy made no judgement of is recorded as such, to be refused (in enforce mode that record is
+ * always an enforced denial); when not even that could be recorded, this throws, and the client gets a 500
+ * (a held request) or a 502 (a response).
  */
-function answerUnjudged(pipeline: MessageHandler, flow: McpFlow, reason: string): Buffer {
-  const judged = pipeline.invalid(flow.context("server_to_client"), reason, 0);
+function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to_server" | "server_to_client", reason: string): Judged {
+  const judged = pipeline.invalid(flow.context(direction), reason, 0);
   if (!isEnforcedDeny(judged)) throw new Error(`not denied: ${reason}`);
-  return answerUnread(pipeline, flow, judged);
+  return judged;
 }
 
 function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
@@ -212,8 +214,8 @@ function carriesMessage(raw: Buffer): boolean {
  * A response no reading made a message of, that the client may yet read one from (a coding only it knows):
  * each request of the exchange is answered with the error instead.
  */
-function answerUnread(pipeline: MessageHandler, flow: McpFlow, unread: Judged): Buffer {
-  const requests = flow.requestEvents.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+async function answerUnread(pipeline: MessageHandler, flow: McpFlow, unread: Judged): Promise<Buffer> {
+  const requests = (await flow.requestJudgements).map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
   for (const r of requests) pipeline.tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
   const errors = requests.map((r) => policyError(r.id!, unread.decision));
   if (errors.length === 0) return Buffer.alloc(0);

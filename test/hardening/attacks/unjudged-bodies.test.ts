@@ -1,9 +1,9 @@
 /**
- * A response the enforcing proxy judged nothing of: before, the whole-body and event rewriters forwarded
- * whatever the judgement left behind, so a stage that failed for the server's messages (here: the record
- * output, and then the record of the failure too) let the upstream's body reach the client unchanged.
- * Enforce mode now refuses such a body with a record saying why (or a 502 when even that record fails);
- * monitor mode still passes it on.
+ * A body of an MCP exchange the enforcing proxy judged nothing of: before, the request hold and the
+ * whole-body and event rewriters acted on what the judgement left behind in a list, so a stage that failed
+ * for every message of a body (here: the record output, and then the record of the failure too) let the
+ * body reach its receiver unchanged. Enforce mode now refuses such a body with a record saying why (or a
+ * 502 when even that record fails); monitor mode still passes it on.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
