@@ -265,6 +265,8 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
     const chunks: Buffer[] = [];
     decodedBody(ex, direction === "client_to_server" ? "request" : "response").subscribe({
       limit,
+      // A body larger than that as sent is not parsed (see body/index.ts): not worth decoding either.
+      maxRawBytes: limit,
       data: (chunk) => chunks.push(chunk),
       end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
     });

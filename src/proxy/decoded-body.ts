@@ -12,6 +12,8 @@ export interface DecodedEnd {
 export interface DecodedSubscriber {
   /** Most decoded bytes this subscriber takes; past them it gets a `decode_limit` problem and nothing more. */
   limit: number;
+  /** Most bytes as sent this subscriber reads (a larger body it ignores): past them, it gets `decode_limit`. */
+  maxRawBytes?: number;
   data?(chunk: Buffer): void;
   end(outcome: DecodedEnd): void;
 }
@@ -48,6 +50,7 @@ interface Subscription {
 class DecodedBodySource implements DecodedBody, BodyTap {
   private readonly subscriptions: Subscription[] = [];
   private decoder: BodyTap | null = null;
+  private content: ContentDecoder | null = null;
   private rawBytes = 0;
   private aborted = false;
 
@@ -66,7 +69,20 @@ class DecodedBodySource implements DecodedBody, BodyTap {
 
   data(chunk: Buffer): void {
     this.rawBytes += chunk.length;
-    this.start().data(chunk);
+    const decoder = this.start();
+    for (const s of this.subscriptions) {
+      if (s.subscriber.maxRawBytes !== undefined && this.rawBytes > s.subscriber.maxRawBytes) {
+        s.problem ??= { code: "decode_limit", message: `body exceeds ${s.subscriber.maxRawBytes} bytes as sent; not decoded` };
+      }
+    }
+    if (!this.stopIfUnwanted()) decoder.data(chunk);
+  }
+
+  /** Once no subscriber wants more of the body, decoding stops (each is told why at its end). */
+  private stopIfUnwanted(): boolean {
+    if (!this.subscriptions.every((s) => s.problem !== null)) return false;
+    this.content?.abort();
+    return true;
   }
 
   end(): void {
@@ -97,6 +113,7 @@ class DecodedBodySource implements DecodedBody, BodyTap {
       return this.decoder;
     }
     const decoder: ContentDecoder = created.decoder;
+    this.content = decoder;
     this.decoder = guardedDecoderTap(decoder, (error) => this.fail({ code: "decoder_failed", message: String(error) }));
     return this.decoder;
   }
@@ -115,6 +132,7 @@ class DecodedBodySource implements DecodedBody, BodyTap {
         };
       }
     }
+    this.stopIfUnwanted();
   }
 
   private fail(problem: BodyProblem): void {

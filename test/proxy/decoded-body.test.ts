@@ -73,3 +73,17 @@ describe("decodedBody", () => {
     expect(thrower.end).toHaveBeenCalledWith({ problem: expect.objectContaining({ code: "decoder_failed" }), aborted: false });
   });
 });
+
+describe("decodedBody, a body larger as sent than every subscriber reads", () => {
+  it("stops decoding it", async () => {
+    const { ex, taps } = exchange("gzip");
+    const a = reader(1 << 20);
+    decodedBody(ex, "response").subscribe({ ...a.sub, maxRawBytes: 10 });
+    const body = zlib.gzipSync(Buffer.alloc(100_000, "x"), { level: 0 });
+    for (let i = 0; i < body.length; i += 1000) taps[0]!.data(body.subarray(i, i + 1000));
+    taps[0]!.end();
+    const { text, outcome } = await a.result;
+    expect(outcome.problem).toMatchObject({ code: "decode_limit", message: "body exceeds 10 bytes as sent; not decoded" });
+    expect(text.length).toBeLessThan(100_000);
+  });
+});
