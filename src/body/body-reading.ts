@@ -22,6 +22,14 @@ export interface JsonReadingOptions {
   /** Largest decoded body; past it nothing is parsed. */
   maxBytes: number;
   maxJsonDepth: number;
+  /** The body with its coding undone elsewhere (decoded once for every reader of it), if it was. */
+  decoded?: Promise<DecodedBytes>;
+}
+
+/** A body's decoded bytes (up to a limit), and why decoding stopped short, if it did. */
+export interface DecodedBytes {
+  bytes: Buffer;
+  problem: BodyProblem | null;
 }
 
 /** Ordinary JSON compresses tens to one; decoding that keeps expanding 1000:1 past 64 MiB is a bomb. */
@@ -89,23 +97,9 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
     return { candidates: [raw], failure: null };
   }
   if (parsed.codings.length === 0) return { candidates: [raw], failure: null };
-  const out: Buffer[] = [];
-  let failure: BodyProblem | null = null;
-  const created = createContentDecoder(opts.contentEncoding, {
-    maxBytes: opts.maxBytes,
-    maxRatio: BOMB_RATIO,
-    onData: (chunk) => out.push(chunk),
-    onProblem: (p) => (failure ??= p),
-  });
-  if (!created.ok) {
-    doubts.push(`content-encoding "${label}" is not one the proxy can decode; read as sent`);
-    return { candidates: [raw], failure: null };
-  }
-  created.decoder.data(raw);
-  created.decoder.end();
-  await created.decoder.done;
-  const decoded = Buffer.concat(out);
-  const failed = failure as BodyProblem | null;
+  const undone = await (opts.decoded ?? decode(raw, opts));
+  const decoded = undone.bytes;
+  const failed = undone.problem;
   if (failed?.code === "decode_limit") {
     doubts.push(`the decoded body is larger than the inspection limit of ${opts.maxBytes} bytes`);
     return { problem: { code: "body_truncated", message: `JSON body is larger than the inspection limit of ${opts.maxBytes} bytes; not parsed (${failed.message})` } };
@@ -120,6 +114,23 @@ async function undoCodings(raw: Buffer, opts: JsonReadingOptions, doubts: string
     return { candidates: [decoded, raw], failure: null };
   }
   return { candidates: [decoded], failure: null };
+}
+
+async function decode(raw: Buffer, opts: JsonReadingOptions): Promise<DecodedBytes> {
+  const out: Buffer[] = [];
+  let problem: BodyProblem | null = null;
+  const created = createContentDecoder(opts.contentEncoding, {
+    maxBytes: opts.maxBytes,
+    maxRatio: BOMB_RATIO,
+    onData: (chunk) => out.push(chunk),
+    onProblem: (p) => (problem ??= p),
+  });
+  // The coding parsed above: the decoder is always made.
+  if (!created.ok) return { bytes: Buffer.alloc(0), problem: created.problem };
+  created.decoder.data(raw);
+  created.decoder.end();
+  await created.decoder.done;
+  return { bytes: Buffer.concat(out), problem };
 }
 
 /**

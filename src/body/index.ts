@@ -1,6 +1,6 @@
 import type { BodyTap } from "./body-tap.js";
 import { duplicateMemberDoubt } from "./duplicate-members.js";
-import { readJsonBody, type JsonReading } from "./body-reading.js";
+import { readJsonBody, type DecodedBytes, type JsonReading } from "./body-reading.js";
 import { collectBody } from "./json-body.js";
 import { describeError, type BodyProblem } from "./problem.js";
 import { createSseDecoder, type SseEvent, type SseRecord } from "./sse-decoder.js";
@@ -13,7 +13,7 @@ export type { BodyCollector, JsonParse } from "./json-body.js";
 export { createSseDecoder } from "./sse-decoder.js";
 export { createContentDecoder, guardedDecoderTap, parseContentEncoding, zstdSupported } from "./content-decoding.js";
 export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body.js";
-export { charsetsOf, readJsonBody, textReadings, type JsonReading } from "./body-reading.js";
+export { BOMB_RATIO, charsetsOf, readJsonBody, textReadings, type DecodedBytes, type JsonReading } from "./body-reading.js";
 export { readStream, type StreamReading } from "./stream-reading.js";
 
 /** Largest body or SSE event decoded by default (`--max-inspect-bytes`); larger ones are forwarded, not inspected. */
@@ -37,6 +37,8 @@ export interface BodyDecoderOptions {
   maxStreamBytes?: number;
   /** Deeper JSON is reported as `json_too_deep` and not handed on, so recursive walkers stay safe. Default 256. */
   maxJsonDepth?: number;
+  /** A JSON body's coding undone elsewhere (see JsonReadingOptions.decoded). */
+  decoded?: Promise<DecodedBytes>;
   /** Also hand on SSE comments (`: ping`) as `sse_comment` messages. */
   includeComments?: boolean;
   onMessage(message: BodyMessage): void;
@@ -113,6 +115,7 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
       contentEncoding: options.contentEncoding,
       maxBytes: limit,
       maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+      ...(options.decoded ? { decoded: options.decoded } : {}),
     });
     return reading instanceof Promise ? reading.then(deliver) : deliver(reading);
   };

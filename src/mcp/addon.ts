@@ -1,6 +1,7 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, createBodyDecoder, maxDepth, parseJsonText, type BodyMessage, type BodyProblem } from "../body/index.js";
+import { bodyModeFor, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
@@ -8,7 +9,7 @@ import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
 import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
-import type { MessageContext } from "./rpc-event.js";
+import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
 
@@ -32,14 +33,15 @@ export interface McpAddonOptions {
 export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon {
   const tracker = pipeline.tracker;
   const depthLimit = opts.maxJsonDepth ?? 256;
-  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): void => {
+  /** Each reader returns what it judged: the caller decides what the decisions mean (see enforce.ts). */
+  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): Judged[] => {
     const { batch, messages } = splitBatch(value);
     // A request without `jsonrpc` (or a batch nested in a batch) is still a call to a lenient server.
     const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
-    if (!flow.isMcp && !messages.some(mayBeRpc)) return;
+    if (!flow.isMcp && !messages.some(mayBeRpc)) return [];
     flow.isMcp = true;
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
-    messages.forEach((message, index) => {
+    return messages.map((message, index) => {
       const size = batch ? Buffer.byteLength(JSON.stringify(message) ?? "") : bytes;
       const more: Partial<MessageContext> = { ...extra };
       if (batch) more.batch = { index, size: messages.length };
@@ -51,14 +53,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         const mismatch = headerMismatches(flow.ex.request.headers, message);
         if (mismatch) more.headerMismatch = mismatch;
       }
-      const judged = pipeline.message(flow.context(direction, more), message, size);
-      if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
-      flow.captured?.push(judged);
+      return pipeline.message(flow.context(direction, more), message, size);
     });
   };
 
-  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): void => {
-    if (p.code === "empty_body") return;
+  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): Judged[] => {
+    if (p.code === "empty_body") return [];
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
     // A stage that threw while judging a message (decoder_failed) leaves it unjudged: unreadable too.
@@ -67,21 +67,19 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
     // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
     const refusable = opts.enforce !== undefined && direction === "client_to_server" && (flow.sniffedType === null || flow.hinted);
-    if (!flow.isMcp && !unreadable && !refusable) return;
+    if (!flow.isMcp && !unreadable && !refusable) return [];
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
-    const judged = pipeline.invalid(flow.context(direction, extra), why, 0);
-    if (direction === "client_to_server" && opts.enforce) flow.requestEvents.push(judged);
-    flow.captured?.push(judged);
+    return [pipeline.invalid(flow.context(direction, extra), why, 0)];
   };
 
-  const onSse = (flow: McpFlow, m: BodyMessage): void => {
+  const onSse = (flow: McpFlow, m: BodyMessage): Judged[] => {
     if (m.kind === "sse_meta") {
       if (m.id) flow.resumable = true;
-      return;
+      return [];
     }
-    if (m.kind !== "sse") return;
+    if (m.kind !== "sse") return [];
     const event = m.event;
     if (event.id) flow.resumable = true;
     // An endpoint's data is a URL; JSON under that name is read as a message by a reader that ignores event names.
@@ -95,9 +93,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         flow.session = legacy.endpointPath;
         flow.isMcp = true;
       }
-      return;
+      return [];
     }
-    if (event.data === "") return;
+    if (event.data === "") return [];
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
     const doubts = [flow.streamAmbiguity, m.ambiguity];
@@ -122,30 +120,36 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     }
     const reason = [...new Set(doubts.filter((d) => d !== null && d !== undefined))].join("; ");
     if (values.length === 0) {
-      if (flow.isMcp) {
-        // Recorded whether or not enforce mode collects it (`captured?.push(…)` would skip the call itself).
-        const judged = pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes);
-        flow.captured?.push(judged);
-      }
-      return;
+      if (!flow.isMcp) return [];
+      return [pipeline.invalid(flow.context("server_to_client", { ...extra, ...(reason ? { readability: { reason, alternates: [] } } : {}) }), why, bytes)];
     }
-    deliver(flow, "server_to_client", values[0], bytes, extra, reason ? { reason, alternates: values.slice(1) } : undefined);
+    return deliver(flow, "server_to_client", values[0], bytes, extra, reason ? { reason, alternates: values.slice(1) } : undefined);
   };
 
-  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"]) => {
+  /** A decoder of one body; `take` gets what each of its messages (or problems) was judged. */
+  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judged[]) => void = () => {}, decoded = decodedOnce(flow.ex, direction, headers, opts.maxInspectBytes)) => {
     const tap = createBodyDecoder({
+      ...(decoded ? { decoded } : {}),
       contentType: headers["content-type"],
       contentEncoding: headers["content-encoding"],
       maxInspectBytes: opts.maxInspectBytes,
       maxEventBytes: opts.maxInspectBytes,
       maxJsonDepth: depthLimit,
       onMessage: (m) => {
-        if (m.kind !== "json") return onSse(flow, m);
-        deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined);
+        if (m.kind !== "json") return take(onSse(flow, m));
+        take(deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined));
       },
-      onProblem: (p) => problem(flow, direction, p),
+      onProblem: (p) => take(problem(flow, direction, p)),
     });
     flow.decoding.push(tap.done);
+    return tap;
+  };
+  // Enforce mode acts on what decoding the client's body returns, before forwarding it.
+  const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) => {
+    if (!opts.enforce) return decoder(flow, "client_to_server", headers);
+    const judged: Judged[] = [];
+    const tap = decoder(flow, "client_to_server", headers, (j) => judged.push(...j));
+    flow.requestJudgements = tap.done.then(() => judged);
     return tap;
   };
 
@@ -160,13 +164,13 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       ex.notes.set("mcp", flow);
       if (opts.enforce) stripContentCoding(ex);
       if (bodyModeFor(h["content-type"]) !== "ignored") {
-        flow.requestDecoder = decoder(flow, "client_to_server", h);
+        flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
-        flow.requestDecoder = decoder(flow, "client_to_server", { ...h, "content-type": "application/json" });
+        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": "application/json" });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
@@ -190,7 +194,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       // Enforce mode decodes an event stream's coding itself and judges (and sends) the decoded events.
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
-      enforceResponse(pipeline, flow, decoder(flow, "server_to_client", headers), opts.enforce);
+      // Subscribed now, while the body is still to come: the whole body is judged once it has all arrived.
+      const decoded = decodedOnce(ex, "server_to_client", headers, opts.maxInspectBytes);
+      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce);
     },
 
     exchangeEnd(ex) {
@@ -245,6 +251,26 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
   if (flow.session === null || !flow.resumable) {
     tracker.giveUp((p) => p.flow === ex.id && p.direction === "client_to_server", reason);
   }
+}
+
+/**
+ * A content-coded JSON body's decoded bytes, from the exchange's one decoded-body source of that direction
+ * (the auth addon reads the same decoding); undefined for a body with no coding or one the proxy cannot undo.
+ */
+function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["request"]["headers"], limit: number): Promise<DecodedBytes> | undefined {
+  if (bodyModeFor(headers["content-type"]) !== "json") return undefined;
+  const parsed = parseContentEncoding(headers["content-encoding"]);
+  if (!parsed.ok || parsed.codings.length === 0) return undefined;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    decodedBody(ex, direction === "client_to_server" ? "request" : "response").subscribe({
+      limit,
+      // A body larger than that as sent is not parsed (see body/index.ts): not worth decoding either.
+      maxRawBytes: limit,
+      data: (chunk) => chunks.push(chunk),
+      end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
+    });
+  });
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderTap } from "../body/index.js";
+import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
@@ -37,8 +37,10 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
-      await flow.requestDecoder?.done;
-      const events = flow.requestEvents;
+      let events = await flow.requestJudgements;
+      if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
+        events = [unjudged(pipeline, flow, "client_to_server", "request body of an MCP exchange, but no message of it was judged: not forwarded")];
+      }
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
       const requests = events.filter(({ event: e }) => e.kind === "request" && e.id !== null && e.id !== undefined);
@@ -80,52 +82,89 @@ function watchBodyStart(ex: Exchange): { notJson(): boolean } {
   return { notJson: () => !coded && first !== null && !MAY_START_JSON.has(first) };
 }
 
+/** Makes a decoder of the response body; `take` gets what each of its messages was judged. */
+export type ResponseDecoder = (take: (judged: Judged[]) => void) => BodyDecoderTap;
+
 /**
  * Rewrites the server's JSON or event-stream response so that denied messages are replaced or dropped.
  * A replaced JSON body, and every event stream the server content-coded, go to the client as identity: what
  * the client reads is what was judged (an event stream's coding is undone here, before its events are
- * framed and judged, the way a lenient client undoes it: see body/stream-reading).
+ * framed and judged, the way a lenient client undoes it: see body/stream-reading). The rewriter acts on the
+ * judgements each body or event returns; one of an MCP exchange that returns none is not passed on.
  */
-export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, tap: BodyDecoderTap, opts: EnforceOptions): void {
+export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions): void {
+  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts);
+  if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts);
+}
+
+function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
+  // The body is judged when the rewriter has it whole (its content coding undone by the exchange's
+  // decoded-body source, whose tap has ended by then); the exchange's end waits for that judgement.
+  flow.ex.rewriteResponse({
+    kind: "whole",
+    maxBytes: opts.maxInspectBytes,
+    rewrite: async (body) => {
+      if (body === null) {
+        // Not MCP (a large JSON download through the proxy): passed on as it is.
+        if (!flow.isMcp) return null;
+        // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
+        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)"));
+      }
+      const judgement = judgeBody(decoder, body);
+      flow.decoding.push(judgement.then(() => {}));
+      const events = await judgement;
+      if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
+        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
+      }
+      if (!events.some(isEnforcedDeny)) return null;
+      if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
+      const out = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
+      const batch = events.some((j) => j.event.batch !== undefined);
+      return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+    },
+  });
+}
+
+/** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
+async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
+  const judged: Judged[] = [];
+  const tap = decoder((j) => judged.push(...j));
+  tap.data(body);
+  tap.end();
+  await tap.done;
+  return judged;
+}
+
+/**
+ * A body the proxy made no judgement of is recorded as such, to be refused (in enforce mode that record is
+ * always an enforced denial); when not even that could be recorded, this throws, and the client gets a 500
+ * (a held request) or a 502 (a response).
+ */
+function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to_server" | "server_to_client", reason: string): Judged {
+  const judged = pipeline.invalid(flow.context(direction), reason, 0);
+  if (!isEnforcedDeny(judged)) throw new Error(`not denied: ${reason}`);
+  return judged;
+}
+
+function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
   const ex = flow.ex;
-  if (tap.mode === "ignored") return;
-  // The decoder is fed by the rewriter, not by a tap: this one only passes on an aborted body.
-  const abort = (r: Parameters<NonNullable<typeof tap.abort>>[0]): void => (tap.abort ? tap.abort(r) : tap.end());
-  ex.tapResponse({ data() {}, end: () => (tap.mode === "json" ? undefined : tap.end()), abort });
-  if (tap.mode === "json") {
-    ex.rewriteResponse({
-      kind: "whole",
-      maxBytes: opts.maxInspectBytes,
-      rewrite: async (body) => {
-        if (body === null) {
-          tap.end();
-          // Not MCP (a large JSON download through the proxy): passed on as it is.
-          if (!flow.isMcp) return null;
-          // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
-          const judged = pipeline.invalid(flow.context("server_to_client"), "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
-          return isEnforcedDeny(judged) ? answerUnread(pipeline, flow, judged) : null;
-        }
-        const events: Judged[] = [];
-        flow.captured = events;
-        tap.data(body);
-        tap.end();
-        await tap.done;
-        flow.captured = null;
-        if (!events.some(isEnforcedDeny)) return null;
-        if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
-        const out = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
-        const batch = events.some((j) => j.event.batch !== undefined);
-        return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
-      },
-    });
-    return;
-  }
+  // Events are judged one at a time, in order, as the rewriter frames them: each call gets its own judgements.
+  let take: ((judged: Judged[]) => void) | null = null;
+  const tap = decoder((j) => take?.(j));
+  // The decoder is fed by the rewriter, not by a tap: this one only ends it (or passes on an aborted body).
+  ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
   const judge = (piece: Buffer): Judged[] => {
-    flow.captured = [];
-    tap.data(piece);
-    const events = flow.captured;
-    flow.captured = null;
-    return events;
+    const judged: Judged[] = [];
+    take = (j) => judged.push(...j);
+    try {
+      tap.data(piece);
+    } finally {
+      take = null;
+    }
+    if (judged.length === 0 && flow.isMcp && carriesMessage(piece)) {
+      judged.push(pipeline.invalid(flow.context("server_to_client"), "event of an MCP stream, but no message of it was judged: not passed on", piece.length));
+    }
+    return judged;
   };
   const coding = ex.response!.headers["content-encoding"];
   const parsed = parseContentEncoding(coding);
@@ -160,11 +199,23 @@ export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, tap: Bo
 }
 
 /**
+ * One framed event that carries data a message is read from: anything but an empty event, a comment, an
+ * id or retry alone, or a legacy `endpoint` event's URL.
+ */
+function carriesMessage(raw: Buffer): boolean {
+  const lines = raw.toString("utf8").split(/\r\n|\r|\n/);
+  const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+  if (data === "") return false;
+  const endpoint = lines.some((l) => /^event: ?endpoint$/.test(l));
+  return !endpoint || /^\s*[[{]/.test(data);
+}
+
+/**
  * A response no reading made a message of, that the client may yet read one from (a coding only it knows):
  * each request of the exchange is answered with the error instead.
  */
-function answerUnread(pipeline: MessageHandler, flow: McpFlow, unread: Judged): Buffer {
-  const requests = flow.requestEvents.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+async function answerUnread(pipeline: MessageHandler, flow: McpFlow, unread: Judged): Promise<Buffer> {
+  const requests = (await flow.requestJudgements).map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
   for (const r of requests) pipeline.tracker.correlator.answer(r.server, flow.scope, r.direction, r.id!);
   const errors = requests.map((r) => policyError(r.id!, unread.decision));
   if (errors.length === 0) return Buffer.alloc(0);

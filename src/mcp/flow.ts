@@ -19,10 +19,8 @@ export class McpFlow {
   /** The request body is read as JSON although its content type (this) says otherwise: lenient servers do. */
   sniffedType: string | null = null;
   readonly decoding: Promise<void>[] = [];
-  /** Messages of the client's body with their decisions (enforce mode acts on them before forwarding). */
-  readonly requestEvents: Judged[] = [];
-  /** While set, every message delivered is also collected here with its decision (enforce mode, per response piece). */
-  captured: Judged[] | null = null;
+  /** Enforce mode: what decoding the client's body returned, its messages with their decisions, once it is done. */
+  requestJudgements: Promise<Judged[]> = Promise.resolve([]);
   /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
   streamAmbiguity: string | null = null;
   /** Enforce mode: writes into this exchange's event stream. */

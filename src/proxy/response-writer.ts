@@ -83,24 +83,23 @@ function sendWhole(
     res.writeHead(out ? head.status : 502, out ? head.statusMessage : "Bad Gateway", [...headers, "content-type", type, "content-length", String(body.length)]);
     res.end(body);
   };
-  // The taps end only once the rewriter has judged the body: the rewriter feeds the decoder itself, and a
-  // decoder ended first would have nothing left to judge.
+  // The taps end before the rewriter runs: a tap may undo the body's content coding for it (see
+  // decoded-body.ts), and the rewriter waits for that.
   const onEnd = async (): Promise<void> => {
-    if (passedThrough) return taps.end();
+    taps.end();
+    if (passedThrough) return;
     const body = Buffer.concat(chunks);
     let out: Buffer | null = null;
     try {
       out = await rewriter.rewrite(body);
     } catch {
       // A body that could not be judged is not passed on.
-      taps.end();
       if (res.destroyed) return;
       const text = Buffer.from("mcp-wiretap: the response could not be judged (internal error); not passed on\n");
       res.writeHead(502, "Bad Gateway", { "content-type": "text/plain; charset=utf-8", "content-length": String(text.length) });
       res.end(text);
       return;
     }
-    taps.end();
     if (res.destroyed) return;
     // A replacement is UTF-8 JSON as it stands, whatever coding or charset the upstream's body was labelled with.
     const replaced = out ? ["content-encoding", "content-type"] : [];

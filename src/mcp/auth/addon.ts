@@ -1,4 +1,5 @@
 import type { Logger } from "../../log/logger.js";
+import { decodedBody } from "../../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../../proxy/exchange.js";
 import { capture } from "./capture.js";
 import { challengeOf, discoveryDocument, mayCarryOAuthBody } from "./classify.js";
@@ -46,8 +47,7 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
       if (document) flowOf(ex).document = document;
       if (method === "POST" && mayCarryOAuthBody(headers)) {
         const flow = flowOf(ex);
-        flow.request = capture(headers, limit);
-        ex.tapRequest(flow.request.tap);
+        flow.request = capture(decodedBody(ex, "request"), limit);
       }
     },
 
@@ -58,8 +58,7 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
       if (challenge) flowOf(ex).challenge = challenge;
       const flow = existing(ex);
       if (flow && (flow.document || flow.request)) {
-        flow.response = capture(response.headers, limit);
-        ex.tapResponse(flow.response.tap);
+        flow.response = capture(decodedBody(ex, "response"), limit);
       }
     },
 

@@ -1,6 +1,4 @@
-import type { IncomingHttpHeaders } from "node:http";
-import { createContentDecoder, guardedDecoderTap } from "../../body/index.js";
-import type { BodyTap } from "../../body/body-tap.js";
+import type { DecodedBody } from "../../proxy/decoded-body.js";
 
 export type BodyProblemName = "truncated" | "aborted" | "invalid_json" | "not_json" | "decode_error" | "unsupported_encoding" | "decoder_failed";
 
@@ -13,13 +11,12 @@ export interface CapturedBody {
 }
 
 export interface Capture {
-  tap: BodyTap;
   done: Promise<void>;
   result(): CapturedBody;
 }
 
-/** Keeps the first `limit` decoded bytes of a body (content-encoding undone); never throws. */
-export function capture(headers: IncomingHttpHeaders, limit: number): Capture {
+/** Keeps the first `limit` decoded bytes of a body (its decoded-body source undoes the coding); never throws. */
+export function capture(body: DecodedBody, limit: number): Capture {
   const chunks: Buffer[] = [];
   let truncated = false;
   let aborted = false;
@@ -29,23 +26,18 @@ export function capture(headers: IncomingHttpHeaders, limit: number): Capture {
     truncated,
     problem: problem ?? (aborted ? "aborted" : null),
   });
-  const created = createContentDecoder(headers["content-encoding"], {
-    maxBytes: limit,
-    onData: (chunk) => chunks.push(chunk),
-    onProblem: (p) => {
-      if (p.code === "decode_limit") truncated = true;
-      else problem ??= p.code === "unsupported_encoding" || p.code === "decode_error" ? p.code : "decoder_failed";
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  body.subscribe({
+    limit,
+    data: (chunk) => chunks.push(chunk),
+    end: (outcome) => {
+      const p = outcome.problem;
+      if (p?.code === "decode_limit") truncated = true;
+      else if (p) problem = p.code === "unsupported_encoding" || p.code === "decode_error" ? p.code : "decoder_failed";
+      aborted = outcome.aborted;
+      settle();
     },
   });
-  if (!created.ok) {
-    problem = "unsupported_encoding";
-    return { tap: { data() {}, end() {} }, done: Promise.resolve(), result };
-  }
-  const decoder = created.decoder;
-  const tap = guardedDecoderTap(
-    decoder,
-    () => (problem ??= "decoder_failed"),
-    () => (aborted = true),
-  );
-  return { tap, done: decoder.done, result };
+  return { done, result };
 }
