@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
-import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../policy/enforcement.js";
+import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
 import type { McpFlow } from "./flow.js";
 import type { Judged } from "./rpc-event.js";
 import type { MessageHandler } from "./tracker.js";

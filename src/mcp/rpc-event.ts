@@ -1,6 +1,6 @@
 import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
 import type { Direction } from "./correlator.js";
-import type { Decision } from "../policy/decision.js";
+import type { Decision } from "./decision.js";
 
 export type Transport = "streamable-http" | "http+sse" | "stdio";
 

@@ -3,7 +3,7 @@ import { rpcRecord, sessionRecord } from "../records/rpc-record.js";
 import type { Judged, MessageContext, RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
 import { invalidEvent, McpTracker, type MessageHandler, type TrackedContext, type TrackerLimits } from "../mcp/tracker.js";
-import type { Decision } from "../policy/decision.js";
+import type { Decision } from "../mcp/decision.js";
 import { failedJudgement, judgeReadings, settleEnforcement } from "../policy/enforcement.js";
 import type { Policy } from "../policy/policy.js";
 

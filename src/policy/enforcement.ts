@@ -1,12 +1,10 @@
-import { classifyMessage, JUDGEMENT_FAILED_CODE, JUDGEMENT_FAILED_MESSAGE, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, toolName, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "../mcp/jsonrpc.js";
-import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
-import type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
+import { classifyMessage, JUDGEMENT_FAILED_MESSAGE, toolName } from "../mcp/jsonrpc.js";
+import type { RpcEvent } from "../mcp/rpc-event.js";
+import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
+import { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE, withoutDeniedTools } from "../mcp/replies.js";
 import type { Policy } from "./policy.js";
 
-/** The rule a message that cannot be read unambiguously is recorded under (deny in enforce mode, flag in monitor). */
-export const UNREADABLE_RULE = "unreadable";
-/** The rule a message whose judgement failed is recorded under: enforce mode denies it (fails closed), monitor mode flags it. */
-export const JUDGEMENT_FAILED_RULE = "judgement-failed";
+export { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE };
 
 /** The decision for a message the policy could not judge (it threw): never an allow. */
 export function failedJudgement(enforcing: boolean, err: unknown): Decision {
@@ -132,61 +130,6 @@ function combined(rules: DecisionRule[]): Decision["action"] {
   return "allow";
 }
 
-/** What enforce mode sends for a message it refuses as unreadable (-32052, distinct from a policy denial). */
-export function unreadableError(id: RequestId | null, reason: string): Record<string, unknown> {
-  return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: `${UNREADABLE_MESSAGE}: ${reason}`, data: { reason } } };
-}
-
-/**
- * What enforce mode puts on the wire instead of a denied message. The JSON-RPC error code is
- * POLICY_DENIED_CODE (-32051, in the server-error range, used by no MCP revision); the message names the
- * rules, and `data.rules` lists them with their reasons.
- */
-export function policyError(id: RequestId | null, decision: Decision): Record<string, unknown> {
-  const failed = decision.rules.find((r) => r.name === JUDGEMENT_FAILED_RULE && r.action === "deny");
-  if (failed) return { jsonrpc: "2.0", id, error: { code: JUDGEMENT_FAILED_CODE, message: failed.reason ?? JUDGEMENT_FAILED_MESSAGE, data: { reason: failed.reason ?? "" } } };
-  const unreadable = decision.rules.find((r) => r.name === UNREADABLE_RULE && r.action === "deny");
-  if (unreadable) return unreadableError(id, unreadable.reason ?? "");
-  const denying = decision.rules.filter((r) => r.action === "deny");
-  return {
-    jsonrpc: "2.0",
-    id,
-    error: {
-      code: POLICY_DENIED_CODE,
-      message: `${POLICY_DENIED_MESSAGE}: ${denying.map((r) => r.name).join(", ")}`,
-      data: { rules: denying.map((r) => ({ name: r.name, ...(r.reason ? { reason: r.reason } : {}) })) },
-    },
-  };
-}
-
-export function isEnforcedDeny(j: Judged): boolean {
-  return j.decision.enforced;
-}
-
-/**
- * A tools/list result with the tools a detector denied taken out, when every denial points at single
- * tools; null when the whole result has to go.
- */
-export function withoutDeniedTools(e: RpcEvent, decision: Decision): { message: Record<string, unknown>; removed: string[] } | null {
-  if (e.method !== "tools/list" || e.kind !== "response") return null;
-  const raw = e.raw as { result?: { tools?: unknown[] } } | undefined;
-  const tools = raw?.result?.tools;
-  if (!Array.isArray(tools)) return null;
-  const indices = new Set<number>();
-  for (const rule of decision.rules) {
-    if (rule.action !== "deny") continue;
-    if (!rule.name.startsWith("detector:") || !rule.findings?.length) return null;
-    for (const f of rule.findings) {
-      const m = /^\/result\/tools\/(\d+)(?:\/|$)/.exec(f.path);
-      if (!m) return null;
-      indices.add(Number(m[1]));
-    }
-  }
-  const removed = [...indices].map((i) => String((tools[i] as { name?: unknown } | undefined)?.name ?? i));
-  const kept = tools.filter((_, i) => !indices.has(i));
-  return { message: { ...(raw as object), result: { ...raw!.result, tools: kept } }, removed };
-}
-
 /** Settles an enforced decision before it is recorded: its `effect`. */
 export function settleEnforcement(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): void {
   if (decision.enforced) decision.effect = plannedEffect(e, decision, removeDeniedTools);
@@ -206,20 +149,3 @@ export function plannedEffect(e: RpcEvent, decision: Decision, removeDeniedTools
   if (e.kind === "response" || e.kind === "error") return "replaced by a policy error";
   return "dropped";
 }
-
-/** The message to send in place of a denied server→client one; null: drop it. */
-export function replacementForServerMessage({ event: e, decision }: Judged, removeDeniedTools: boolean): Record<string, unknown> | null {
-  if (e.kind === "response" && removeDeniedTools) {
-    const trimmed = withoutDeniedTools(e, decision);
-    if (trimmed) return trimmed.message;
-  }
-  if (e.kind === "response" || e.kind === "error") return policyError(e.id ?? null, decision);
-  return null;
-}
-
-/** An SSE event carrying one message (keeping the original event id so resumption still works). */
-export function sseEvent(message: unknown, id?: string): Buffer {
-  return Buffer.from(`event: message\n${id ? `id: ${id}\n` : ""}data: ${JSON.stringify(message)}\n\n`);
-}
-
-export const DROPPED_EVENT = Buffer.from(": mcp-wiretap policy blocked a message\n\n");

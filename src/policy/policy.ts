@@ -1,5 +1,5 @@
 import type { RpcEvent } from "../mcp/rpc-event.js";
-import type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
+import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
@@ -7,7 +7,7 @@ import type { PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 
-export type { Decision, DecisionRule, PolicyFinding } from "./decision.js";
+export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 
 export interface ContentDetector {
   scan(value: unknown, basePath?: string): PolicyFinding[];

@@ -2,7 +2,7 @@ import type { Direction } from "../mcp/correlator.js";
 import { splitBatch, type RequestId } from "../mcp/jsonrpc.js";
 import type { Judged } from "../mcp/rpc-event.js";
 import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
-import { isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../policy/enforcement.js";
+import { isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine } from "./read-line.js";
 

@@ -4,7 +4,8 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { plannedEffect, replacementForServerMessage } from "../../src/policy/enforcement.js";
+import { replacementForServerMessage } from "../../src/mcp/replies.js";
+import { plannedEffect } from "../../src/policy/enforcement.js";
 import { PinStore } from "../../src/policy/pin-store.js";
 import { runCli } from "../helpers/proxy-harness.js";
 import { pinsApproveCommand, pinsListCommand } from "../../src/cli/pins-commands.js";

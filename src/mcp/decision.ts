@@ -1,4 +1,5 @@
-import type { Action } from "./config.js";
+/** What a rule or detector asks for a message (the policy file's `deny`, `flag`, `allow`). */
+export type Action = "allow" | "deny" | "flag";
 
 /** What a detector found: its kind and where, never the matched secret itself. */
 export interface PolicyFinding {
@@ -14,7 +15,10 @@ export interface DecisionRule {
   findings?: PolicyFinding[];
 }
 
-/** The policy's judgement of one message (its own module: the message model and the policy both name it). */
+/**
+ * The policy's judgement of one message. Part of the message model (a judged message carries it), so that the
+ * stages acting on judgements need nothing of the policy that makes them.
+ */
 export interface Decision {
   action: "allow" | "deny" | "flag";
   /** The proxy acted on it (enforce mode and a denial it can carry out). */
