@@ -1,4 +1,4 @@
-import { secretsScanner } from "../policy/detectors/secrets.js";
+import { secretsScanner } from "../detectors/secrets.js";
 import type { ExchangeSecrets } from "./exchange-secrets.js";
 import { defineMember } from "./redact/members.js";
 import { IDENTITY_MEMBERS } from "./redact/scrub.js";

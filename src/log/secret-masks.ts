@@ -1,4 +1,4 @@
-import { scanAll, type DetectorName, type Finding } from "../policy/detectors/index.js";
+import { scanAll, type DetectorName, type Finding } from "../detectors/index.js";
 
 export interface SecretMask {
   /** JSON Pointer (RFC 6901) of the string to replace, relative to the value. */

@@ -1,5 +1,5 @@
 import type { PolicyConfig } from "./config.js";
-import { detectors } from "./detectors/index.js";
+import { detectors } from "../detectors/index.js";
 import { Policy, type ContentDetectors, type PolicyDeps } from "./policy.js";
 
 /** A policy with the content detectors wired in (`detectors` replaces them, to prove how a failing one is handled). */

@@ -1,6 +1,6 @@
 import type { Logger } from "../log/logger.js";
 import { maskAtPointers, redactText } from "../log/redact.js";
-import { secretsScanner } from "../policy/detectors/secrets.js";
+import { secretsScanner } from "../detectors/secrets.js";
 import { stderrRecord } from "../records/lifecycle-records.js";
 import { LineFramer } from "./line-framer.js";
 

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { JUDGEMENT_FAILED_CODE } from "../../src/mcp/jsonrpc.js";
 import { createPolicy } from "../../src/policy/create-policy.js";
-import { detectors } from "../../src/policy/detectors/index.js";
+import { detectors } from "../../src/detectors/index.js";
 import { JUDGEMENT_FAILED_RULE } from "../../src/policy/enforcement.js";
 import { parsePolicy } from "../../src/policy/load-config.js";
 import type { ContentDetectors } from "../../src/policy/policy.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findHidden, hiddenTextDetector, stripHidden } from "../../../src/policy/detectors/index.js";
+import { findHidden, hiddenTextDetector, stripHidden } from "../../src/detectors/index.js";
 
 const toTags = (ascii: string) => [...ascii].map((char) => String.fromCodePoint(0xe0000 + char.charCodeAt(0))).join("");
 /** Emoji smuggling: each byte as a variation selector after a visible base character. */

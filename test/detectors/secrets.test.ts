@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { secretsDetector } from "../../../src/policy/detectors/index.js";
+import { secretsDetector } from "../../src/detectors/index.js";
 import { ALNUM, BASE64, HEX, jwt, secretSamples, token } from "./samples.js";
 
 const scanText = (text: string) => secretsDetector.scan({ text });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { poisoningDetector, scanAll, type Finding } from "../../../src/policy/detectors/index.js";
+import { poisoningDetector, scanAll, type Finding } from "../../src/detectors/index.js";
 import { everythingListings, type EverythingListings } from "./everything-listings.js";
 
 const typesIn = (text: string) => poisoningDetector.scan({ description: text }).map((finding) => finding.type);

@@ -8,7 +8,7 @@ import {
   stripHidden,
   walkStrings,
   type DetectorName,
-} from "../../../src/policy/detectors/index.js";
+} from "../../src/detectors/index.js";
 import { ALNUM, secretSamples, token } from "./samples.js";
 
 const ALL = new Set<DetectorName>(DETECTOR_NAMES);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { piiDetector } from "../../../src/policy/detectors/index.js";
-import { cardBrand, germanTaxIdValid, ibanValid, luhnValid } from "../../../src/policy/detectors/pii-validators.js";
+import { piiDetector } from "../../src/detectors/index.js";
+import { cardBrand, germanTaxIdValid, ibanValid, luhnValid } from "../../src/detectors/pii-validators.js";
 
 const findingsIn = (text: string) => piiDetector.scan({ text });
 const typesIn = (text: string) => findingsIn(text).map((finding) => finding.type);
