@@ -139,7 +139,9 @@ async function decode(raw: Buffer, opts: JsonReadingOptions): Promise<DecodedByt
  */
 export function charsetsOf(contentType: string | readonly string[] | undefined): string[] {
   const value = typeof contentType === "string" ? contentType : contentType?.[0];
-  return [...(value ?? "").matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
+  // Most content types name no charset: no match list to build (the same letters, the same `i` flag).
+  if (value === undefined || !/charset/i.test(value)) return [];
+  return [...value.matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
 }
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);

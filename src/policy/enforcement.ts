@@ -68,7 +68,11 @@ function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent
 
 const IGNORABLE = /[\p{Cc}\p{Cf}]/gu;
 
-function looseName(name: string): string {
+/** Printable ASCII without spaces: already NFKC, nothing to drop or trim (the usual method and tool name). */
+const PLAIN_ASCII = /^[\x21-\x7e]*$/;
+
+export function looseName(name: string): string {
+  if (PLAIN_ASCII.test(name)) return name.toLowerCase();
   return name.normalize("NFKC").replace(IGNORABLE, "").trim().toLowerCase();
 }
 

@@ -124,3 +124,17 @@ describe("readStream: an event stream's coding, undone as a lenient client does"
     expect(result.doubts).toEqual([]);
   });
 });
+
+describe("charsetsOf without a charset parameter", () => {
+  it("gives what the full parameter scan gives, for any content type", async () => {
+    const { default: fc } = await import("fast-check");
+    const full = (v: string | undefined): string[] => [...(v ?? "").matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
+    const part = fc.constantFrom("application/json", "; charset=utf-8", ";CHARSET=\"latin1\"", "; ſharset=x", "; chArSet = utf-16", "charset", "; charset=", ";", " ", "\"");
+    const value = fc.oneof(fc.string(), fc.array(part).map((a) => a.join("")), fc.tuple(fc.string(), part, fc.string()).map((t) => t.join("")));
+    fc.assert(fc.property(value, (v) => {
+      expect(charsetsOf(v)).toEqual(full(v));
+    }), { numRuns: 2000 });
+    expect(charsetsOf(undefined)).toEqual([]);
+    expect(charsetsOf(["text/plain; charset=latin1", "x"])).toEqual(["latin1"]);
+  });
+});
