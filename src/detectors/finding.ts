@@ -13,6 +13,8 @@ export interface Finding {
 export interface Detector {
   name: DetectorName;
   scan(value: unknown, basePath?: string): Finding[];
+  /** The scanner `scan` runs, so that a caller can run several in one walk (`scanValue`). */
+  scanner: TextScanner;
 }
 
 /** Where a scanned text sits in the JSON value. */

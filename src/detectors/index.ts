@@ -5,10 +5,10 @@ import { poisoningScanner } from "./poisoning.js";
 import { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
 import { secretsScanner } from "./secrets.js";
 
-export type { Detector, DetectorName, Finding } from "./finding.js";
+export type { Detector, DetectorName, Finding, TextScanner } from "./finding.js";
 export { findHidden, stripHidden, type HiddenSpan, type HiddenType } from "./hidden-text.js";
 export { normalizeForMatching } from "./poisoning.js";
-export type { ScanOptions } from "./scan-value.js";
+export { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
 export { DEFAULT_WALK_LIMITS, REDACTED_SEGMENT, escapePointerSegment, walkStrings, type WalkLimits } from "./walk-strings.js";
 
 const scanners: Readonly<Record<DetectorName, TextScanner>> = {

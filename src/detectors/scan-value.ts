@@ -49,6 +49,7 @@ export function scanValue(scanners: readonly TextScanner[], value: unknown, opti
 export function detectorFor(scanner: TextScanner): Detector {
   return {
     name: scanner.name,
+    scanner,
     scan: (value, basePath) => scanValue([scanner], value, basePath === undefined ? {} : { basePath }),
   };
 }

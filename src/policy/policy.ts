@@ -6,14 +6,11 @@ import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import type { PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
+import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 
-export interface ContentDetector {
-  scan(value: unknown, basePath?: string): PolicyFinding[];
-}
-
-export type ContentDetectors = Partial<Record<"secrets" | "pii" | "hiddenText" | "poisoning", ContentDetector>>;
+export type { ContentDetector, ContentDetectors } from "./content-scan.js";
 
 /** Conditions worth a log record of their own (not tied to one message). */
 export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
@@ -30,11 +27,11 @@ export interface PolicyDeps {
   warn?: PolicyWarn;
 }
 
+const CONTENT_DETECTORS: ReadonlySet<DetectorName> = new Set(["secrets", "pii", "hiddenText", "poisoning"]);
+
 /** Findings that say a check was skipped (and why) rather than that something is wrong. */
 const NOTE_TYPES = new Set(["schema_unchecked", "pins_not_saved"]);
 
-/** Methods whose results describe tools, prompts or resources to the model: where poisoning hides. */
-const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
 
 /**
  * Judges every message: all matching rules apply, deny beats allow, flags accumulate; detectors and rate
@@ -73,10 +70,12 @@ export class Policy {
       if (matchers.every((x) => x.matches(m))) hits.push(ruleHit(rule));
     }
     if (e.kind !== "invalid") {
+      // The content detectors walk each part of the message once, together.
+      const content = scanContent(m, this.config.detectors, this.deps.detectors);
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
         if (setting === "off" || (!observe && name === "toolPinning")) continue;
-        const findings = this.detect(name, m);
+        const findings = CONTENT_DETECTORS.has(name) ? (content.get(name as ContentDetectorName) ?? []) : this.detect(name, m);
         // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
         const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
         const found = findings.filter((f) => !NOTE_TYPES.has(f.type));
@@ -139,22 +138,14 @@ export class Policy {
   }
 
   private detect(name: DetectorName, m: JudgedMessage): PolicyFinding[] {
-    const raw = m.raw as Record<string, unknown> | undefined;
-    if (!raw) return [];
-    const field = "params" in raw ? "params" : "result" in raw ? "result" : "error" in raw ? "error" : null;
-    const content = this.deps.detectors;
+    if (!m.raw) return [];
     switch (name) {
-      case "secrets":
-      case "pii":
-        return field ? (content[name]?.scan(raw[field], `/${field}`) ?? []) : [];
-      case "hiddenText":
-        return field && m.direction === "server_to_client" ? (content.hiddenText?.scan(raw[field], `/${field}`) ?? []) : [];
-      case "poisoning":
-        return m.kind === "response" && DESCRIBING_METHODS.has(m.method ?? "") ? (content.poisoning?.scan(raw.result, "/result") ?? []) : [];
       case "toolPinning":
         return this.pinFindings(m);
       case "schema":
         return this.schemaFindings(m);
+      default:
+        return [];
     }
   }
 

@@ -1,0 +1,67 @@
+import type { PolicyFinding } from "../mcp/decision.js";
+import { scanValue, type TextScanner } from "../detectors/index.js";
+import type { DetectorSetting } from "./config.js";
+import type { JudgedMessage } from "./judged-message.js";
+
+export type ContentDetectorName = "secrets" | "pii" | "hiddenText" | "poisoning";
+
+export interface ContentDetector {
+  scan(value: unknown, basePath?: string): PolicyFinding[];
+  /** The scanner behind `scan`: given, it joins the one walk over each part of a message (scanContent). */
+  scanner?: TextScanner;
+}
+
+export type ContentDetectors = Partial<Record<ContentDetectorName, ContentDetector>>;
+
+/** Methods whose results describe tools, prompts or resources to the model: where poisoning hides. */
+export const DESCRIBING_METHODS = new Set(["initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
+
+interface Target {
+  value: unknown;
+  path: string;
+  names: ContentDetectorName[];
+}
+
+/**
+ * The findings of every enabled content detector on a message, walking each part of it once: secrets and
+ * PII in its params, result or error; hidden text there too when it comes from the server; poisoning in the
+ * result of a describing method (for a response, the same part: still one walk). A detector without a
+ * scanner of its own (a test's) scans on its own. A member name any scanner flags is redacted in every
+ * finding's path beneath it, whichever detector found that.
+ */
+export function scanContent(m: JudgedMessage, settings: Partial<Record<ContentDetectorName, DetectorSetting>>, detectors: ContentDetectors): Map<ContentDetectorName, PolicyFinding[]> {
+  const out = new Map<ContentDetectorName, PolicyFinding[]>();
+  const raw = m.raw as Record<string, unknown> | undefined;
+  if (!raw) return out;
+  const targets: Target[] = [];
+  const want = (name: ContentDetectorName, value: unknown, path: string): void => {
+    const setting = settings[name];
+    if (setting === undefined || setting === "off") return;
+    let target = targets.find((t) => t.value === value && t.path === path);
+    if (!target) targets.push((target = { value, path, names: [] }));
+    target.names.push(name);
+  };
+  const field = "params" in raw ? "params" : "result" in raw ? "result" : "error" in raw ? "error" : null;
+  if (field) {
+    want("secrets", raw[field], `/${field}`);
+    want("pii", raw[field], `/${field}`);
+    if (m.direction === "server_to_client") want("hiddenText", raw[field], `/${field}`);
+  }
+  if (m.kind === "response" && DESCRIBING_METHODS.has(m.method ?? "")) want("poisoning", raw.result, "/result");
+  for (const target of targets) {
+    const scanners: TextScanner[] = [];
+    for (const name of target.names) {
+      const detector = detectors[name];
+      if (!detector) continue;
+      if (detector.scanner) scanners.push(detector.scanner);
+      else out.set(name, detector.scan(target.value, target.path));
+    }
+    for (const finding of scanValue(scanners, target.value, { basePath: target.path })) {
+      const name = finding.detector as ContentDetectorName;
+      const list = out.get(name);
+      if (list) list.push(finding);
+      else out.set(name, [finding]);
+    }
+  }
+  return out;
+}
