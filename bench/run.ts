@@ -24,9 +24,9 @@ import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
-const WATCHDOG_MS = 160_000;
+const WATCHDOG_MS = 240_000;
 /** The variable-length measures (handshakes, big response, open streams) shrink to end the run by then. */
-const BUDGET_MS = 145_000;
+const BUDGET_MS = 215_000;
 /** Keep-alive connections used by the logging measure (requests beyond them queue in the client). */
 const LOG_CONNECTIONS = 32;
 /** Progress notifications per logged exchange: 1 request + 8 notifications + 1 result = 10 messages. */
