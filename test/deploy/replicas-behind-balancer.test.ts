@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
+import { freePort } from "../helpers/loopback.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
@@ -49,14 +50,6 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** deploy/haproxy.cfg with its listening address and its two servers on loopback; throws if the file changed shape. */

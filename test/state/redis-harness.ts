@@ -3,7 +3,7 @@
  * Redis has no "port 0": a free port is found first, then handed to it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import net from "node:net";
+import { freePort } from "../helpers/loopback.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 export function redisAvailable(): boolean {
@@ -13,14 +13,6 @@ export function redisAvailable(): boolean {
   } catch {
     return false;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface RedisServer {

@@ -6,8 +6,8 @@
  * 502 when even that record fails); monitor mode still passes it on.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { loopbackServers } from "../../helpers/loopback.js";
 import { AddonChain } from "../../../src/proxy/addon-chain.js";
 import { forwardExchange, type Upstream } from "../../../src/proxy/forward.js";
 import { requestFraming } from "../../../src/proxy/framing.js";
@@ -15,17 +15,7 @@ import { mcpAddon } from "../../../src/mcp/addon.js";
 import { MessagePipeline } from "../../../src/pipeline/message-pipeline.js";
 import type { RpcEvent } from "../../../src/mcp/rpc-event.js";
 
-const servers: http.Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-});
-
-async function listen(handler: http.RequestListener): Promise<number> {
-  const server = http.createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return (server.address() as AddressInfo).port;
-}
+const listen = loopbackServers();
 
 const POISONED = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"poisoned"}]}}';
 

@@ -4,9 +4,9 @@
  * (each `zlib.createGunzip` is one decoding of the body).
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { loopbackServers } from "../../helpers/loopback.js";
 import { AddonChain } from "../../../src/proxy/addon-chain.js";
 import { forwardExchange, type Upstream } from "../../../src/proxy/forward.js";
 import { requestFraming } from "../../../src/proxy/framing.js";
@@ -15,18 +15,10 @@ import { authTrafficAddon } from "../../../src/mcp/auth/addon.js";
 import type { Logger } from "../../../src/log/logger.js";
 import { MessagePipeline } from "../../../src/pipeline/message-pipeline.js";
 
-const servers: http.Server[] = [];
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
-
-async function listen(handler: http.RequestListener): Promise<number> {
-  const server = http.createServer(handler);
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return (server.address() as AddressInfo).port;
-}
+const listen = loopbackServers();
 
 const TOKEN = { access_token: "at-canary-0123456789", token_type: "Bearer", expires_in: 3600, scope: "mcp:tools" };
 
