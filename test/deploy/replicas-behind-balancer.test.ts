@@ -8,13 +8,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { ProxyAgent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
 import { freePort } from "../helpers/loopback.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
-import { redisAvailable, startRedis, type RedisServer } from "../state/redis-harness.js";
+import { redisAvailable, sharedLimitPolicy, startRedis, type RedisServer } from "../state/redis-harness.js";
 
 function haproxyBinary(): string | null {
   for (const bin of ["haproxy", "/usr/sbin/haproxy"]) {
@@ -34,14 +35,6 @@ if (missing.length > 0) {
   console.warn(`SKIPPED test/deploy/replicas-behind-balancer.test.ts: ${missing.join(" and ")} not installed (scripts/ensure-test-deps.sh, run by npm test, installs them as root)`);
 }
 
-const POLICY = `mode: enforce
-detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
-rateLimits:
-  - name: five-calls
-    match: { method: tools/call, kind: request }
-    perMinute: 5
-    per: global
-`;
 const CREDENTIALS = "wiretap:change-me";
 
 async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
@@ -56,8 +49,8 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
 export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }): string {
   const replacements: [string, string][] = [
     ["  bind :8080\n", `  bind 127.0.0.1:${ports.front}\n`],
-    ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 500ms fall 2 rise 1\n`],
-    ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 500ms fall 2 rise 1\n`],
+    ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 1s fall 3 rise 1\n`],
+    ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 1s fall 3 rise 1\n`],
   ];
   let out = shipped;
   for (const [from, to] of replacements) {
@@ -81,7 +74,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-deploy-"));
     const policy = path.join(dir, "policy.yaml");
-    writeFileSync(policy, POLICY);
+    writeFileSync(policy, sharedLimitPolicy("five-calls-balanced"));
     const caDir = path.join(dir, "ca");
     redis = await startRedis();
     upstream = await startMcpUpstream();
@@ -154,22 +147,67 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     return found!;
   }
 
+  /** The `tools/call` request records of a session, and the replica whose log holds them. */
+  async function sessionCalls(session: string, count: number): Promise<{ replica: "a" | "b"; records: LogRecord[] }> {
+    let found: { replica: "a" | "b"; records: LogRecord[] } | null = null;
+    await poll(
+      async () => {
+        for (const [name, replica] of [["a", a], ["b", b]] as const) {
+          const records = (await replica.records()).filter((r) => r.event === "rpc" && r.kind === "request" && r.method === "tools/call" && r.session === session);
+          if (records.length >= count) found = { replica: name, records };
+        }
+        return found !== null;
+      },
+      10_000,
+      () => `${count} tools/call records of session ${session} in either replica's log`,
+    );
+    return found!;
+  }
+
+  /**
+   * One MCP session on a tunnel of its own (initialize, initialized, one tools/call, then the connection
+   * closed): each call is one new connection to the balancer, which leastconn alternates over the replicas.
+   */
+  async function callOnNewTunnel(message: string): Promise<{ session: string; answer: { result?: unknown; error?: { message: string } } }> {
+    const dispatcher = new ProxyAgent({ uri: proxyUrl(), requestTls: { ca: caPem } });
+    const post = async (body: unknown, session?: string): Promise<{ session: string | undefined; json: unknown }> => {
+      const res = await request(`${upstream.streamableUrl}`, {
+        dispatcher,
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", ...(session ? { "mcp-session-id": session } : {}) },
+        body: JSON.stringify(body),
+      });
+      const text = await res.body.text();
+      const data = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+      const json = text.trim() === "" ? null : JSON.parse(data.length > 0 ? data.at(-1)! : text);
+      return { session: res.headers["mcp-session-id"] as string | undefined, json };
+    };
+    try {
+      const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "balancer-test", version: "1" } } });
+      const session = init.session!;
+      await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+      const call = await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { message } } }, session);
+      return { session, answer: call.json as { result?: unknown; error?: { message: string } } };
+    } finally {
+      await dispatcher.destroy();
+    }
+  }
+
   it("spreads sessions over both replicas, and the 6th tools/call in the minute is denied whichever serves it", async () => {
     const served: ("a" | "b")[] = [];
     for (let i = 0; i < 5; i++) {
-      const result = await call();
-      expect(result.error).toBeNull();
-      expect(result.text).toContain("hi");
-      const { replica, record } = await callRecord(result.session);
+      const { session, answer } = await callOnNewTunnel(`hi ${i}`);
+      expect(JSON.stringify(answer.result)).toContain(`hi ${i}`);
+      const { replica, record } = await callRecord(session);
       expect(record.decision).toMatchObject({ action: "allow" });
       served.push(replica);
     }
     // Both replicas passed the balancer's health check (/healthz) and took tunnels.
-    expect(new Set(served)).toEqual(new Set(["a", "b"]));
-    const sixth = await call();
-    expect(sixth.error).toMatch(/blocked by mcp-wiretap policy/);
+    expect(new Set(served), `replicas that served the calls in turn: ${served.join(", ")}; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual(new Set(["a", "b"]));
+    const sixth = await callOnNewTunnel("six");
+    expect(sixth.answer.error?.message).toMatch(/blocked by mcp-wiretap policy/);
     const { record } = await callRecord(sixth.session);
-    expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls", reason: "over 5 per minute (per global)" }] });
+    expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls-balanced", reason: "over 5 per minute (per global)" }] });
   }, 90_000);
 
   it("a replica that stops is taken out by the health check: new sessions still get through the one address", async () => {

@@ -43,3 +43,17 @@ export async function startRedis(port?: number): Promise<RedisServer> {
     },
   };
 }
+
+/**
+ * The replicas' policy in the shared-state tests: enforce mode, 5 `tools/call` per minute in all, pins flagged.
+ * Each test file names its limit (the counters' key in Redis): a file whose redis-server comes back on a port
+ * another file's took meanwhile must not count against that file's limit.
+ */
+export const sharedLimitPolicy = (limit: string): string => `mode: enforce
+detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
+rateLimits:
+  - name: ${limit}
+    match: { method: tools/call, kind: request }
+    perMinute: 5
+    per: global
+`;

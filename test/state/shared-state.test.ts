@@ -11,20 +11,12 @@ import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
 import { runCli, type LogRecord } from "../helpers/proxy-harness.js";
-import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
+import { redisAvailable, sharedLimitPolicy, startRedis, type RedisServer } from "./redis-harness.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const haveRedis = redisAvailable();
 if (!haveRedis) console.warn("SKIPPED test/state/shared-state.test.ts: redis-server is not installed (scripts/ensure-test-deps.sh, run by npm test, installs it as root)");
 
-const POLICY = `mode: enforce
-detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
-rateLimits:
-  - name: five-calls
-    match: { method: tools/call, kind: request }
-    perMinute: 5
-    per: global
-`;
 
 describe.skipIf(!haveRedis)("replicas sharing state in Redis", () => {
   let redis: RedisServer;
@@ -37,7 +29,7 @@ describe.skipIf(!haveRedis)("replicas sharing state in Redis", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-state-"));
     const policy = path.join(dir, "policy.yaml");
-    writeFileSync(policy, POLICY);
+    writeFileSync(policy, sharedLimitPolicy("five-calls"));
     redis = await startRedis();
     upstream = await startMcpUpstream({
       customize: (server: McpServer) => {
