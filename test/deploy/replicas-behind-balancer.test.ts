@@ -46,8 +46,9 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
 }
 
 /** deploy/haproxy.cfg with its listening address and its two servers on loopback; throws if the file changed shape. */
-export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }): string {
+export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }, statsSocket: string): string {
   const replacements: [string, string][] = [
+    ["global\n", `global\n  stats socket ${statsSocket} mode 600 level user\n`],
     ["  bind :8080\n", `  bind 127.0.0.1:${ports.front}\n`],
     ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 1s fall 3 rise 1\n`],
     ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 1s fall 3 rise 1\n`],
@@ -86,7 +87,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     caPem = readFileSync(path.join(caDir, "ca.pem"), "utf8");
     front = await freePort();
     const cfg = path.join(dir, "haproxy.cfg");
-    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }));
+    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }, path.join(dir, "haproxy.sock")));
     execFileSync(HAPROXY!, ["-c", "-f", cfg], { stdio: "pipe" });
     haproxy = spawn(HAPROXY!, ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"] });
     haproxy.stdout!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
@@ -112,6 +113,20 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     await redis?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  /** Each server's status as HAProxy's health checks have it (`show stat` on its stats socket). */
+  async function serverStatus(): Promise<Record<string, string>> {
+    const csv = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      const s = net.connect(path.join(dir, "haproxy.sock"), () => s.end("show stat\n"));
+      s.on("data", (c: Buffer) => (out += c.toString()));
+      s.once("end", () => resolve(out));
+      s.once("error", reject);
+    });
+    const [header, ...rows] = csv.replace(/^# /, "").trim().split("\n").map((l) => l.split(","));
+    const col = (name: string): number => header!.indexOf(name);
+    return Object.fromEntries(rows.filter((r) => r[col("pxname")] === "wiretap" && ["a", "b"].includes(r[col("svname")]!)).map((r) => [r[col("svname")]!, r[col("status")]!]));
+  }
 
   const proxyUrl = (): string => `http://${CREDENTIALS}@127.0.0.1:${front}`;
 
@@ -168,8 +183,8 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
    * One MCP session on a tunnel of its own (initialize, initialized, one tools/call, then the connection
    * closed): each call is one new connection to the balancer, which leastconn alternates over the replicas.
    */
-  async function callOnNewTunnel(message: string): Promise<{ session: string; answer: { result?: unknown; error?: { message: string } } }> {
-    const dispatcher = new ProxyAgent({ uri: proxyUrl(), requestTls: { ca: caPem } });
+  async function callOnNewTunnel(message: string, via = proxyUrl()): Promise<{ session: string; answer: { result?: unknown; error?: { message: string } } }> {
+    const dispatcher = new ProxyAgent({ uri: via, requestTls: { ca: caPem } });
     const post = async (body: unknown, session?: string): Promise<{ session: string | undefined; json: unknown }> => {
       const res = await request(`${upstream.streamableUrl}`, {
         dispatcher,
@@ -193,7 +208,9 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     }
   }
 
-  it("spreads sessions over both replicas, and the 6th tools/call in the minute is denied whichever serves it", async () => {
+  it("both replicas pass the health check; through the one address the 6th tools/call in the minute is denied, on either replica", async () => {
+    // HAProxy's own checks (GET /healthz on each replica) have both up.
+    await poll(async () => Object.values(await serverStatus()).filter((st) => st === "UP").length === 2, 10_000, () => `both servers UP in HAProxy's stats; HAProxy said:\n${haproxyOut.slice(-2000)}`);
     const served: ("a" | "b")[] = [];
     for (let i = 0; i < 5; i++) {
       const { session, answer } = await callOnNewTunnel(`hi ${i}`);
@@ -202,12 +219,17 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
       expect(record.decision).toMatchObject({ action: "allow" });
       served.push(replica);
     }
-    // Both replicas passed the balancer's health check (/healthz) and took tunnels.
-    expect(new Set(served), `replicas that served the calls in turn: ${served.join(", ")}; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual(new Set(["a", "b"]));
     const sixth = await callOnNewTunnel("six");
     expect(sixth.answer.error?.message).toMatch(/blocked by mcp-wiretap policy/);
     const { record } = await callRecord(sixth.session);
     expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls-balanced", reason: "over 5 per minute (per global)" }] });
+    // Whichever replica a client reaches (leastconn alternates new tunnels over them), the count is the shared
+    // one: each replica, asked directly, denies too.
+    for (const [name, replica] of [["a", a], ["b", b]] as const) {
+      const direct = await callOnNewTunnel(`direct to ${name}`, `http://${CREDENTIALS}@127.0.0.1:${replica.port}`);
+      expect(direct.answer.error?.message, `${name} (the balancer had sent the 5 allowed calls to ${served.join(", ")})`).toMatch(/blocked by mcp-wiretap policy/);
+      expect((await callRecord(direct.session)).replica).toBe(name);
+    }
   }, 90_000);
 
   it("a replica that stops is taken out by the health check: new sessions still get through the one address", async () => {
