@@ -1,6 +1,6 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
@@ -170,7 +170,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
-        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": "application/json" });
+        // Read as JSON in whatever charset the label names: a lenient server (express.text(), raw-body) honours it.
+        const charsets = charsetsOf(h["content-type"]).map((c) => `; charset="${c}"`).join("");
+        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": `application/json${charsets}` });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
