@@ -163,7 +163,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
       if (opts.enforce) stripContentCoding(ex);
-      if (bodyModeFor(h["content-type"]) !== "ignored") {
+      // A request body is JSON or nothing to a server: one labelled an event stream is read as JSON too (below).
+      if (bodyModeFor(h["content-type"]) === "json") {
         flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
