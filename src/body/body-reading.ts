@@ -190,6 +190,25 @@ export function textReadings(bytes: Buffer, charsets: readonly string[], doubts:
   return texts;
 }
 
+/**
+ * Why a piece of an event stream may read otherwise under a `charset` its content type names (EventSource
+ * reads UTF-8 only, but httpx-sse, say, decodes the stream with the response's charset); null when each
+ * charset reads it as UTF-8 does.
+ */
+export function charsetDoubt(bytes: Buffer, charsets: readonly string[]): string | null {
+  for (const charset of charsets) {
+    if (UTF8_LABELS.has(charset)) continue;
+    let other: string;
+    try {
+      other = new TextDecoder(charset, { ignoreBOM: true }).decode(bytes);
+    } catch {
+      return `content-type names charset "${charset}", which the proxy cannot decode`;
+    }
+    if (other !== bytes.toString("utf8")) return `content-type names charset "${charset}", which reads the stream differently from UTF-8`;
+  }
+  return null;
+}
+
 /** TextDecoder knows UTF-16 but not UTF-32: those code units are read here (invalid ones replaced). */
 function decodeAs(bytes: Buffer, encoding: (typeof BOMS)[number]["encoding"]): string {
   if (encoding === "utf-16le" || encoding === "utf-16be") return new TextDecoder(encoding).decode(bytes);

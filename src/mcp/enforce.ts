@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
+import { charsetDoubt, charsetsOf, DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
@@ -169,11 +169,19 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const coding = ex.response!.headers["content-encoding"];
   const parsed = parseContentEncoding(coding);
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
+  const charsets = charsetsOf(ex.response!.headers["content-type"]);
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
     event: (raw) => {
       const events = judge(raw);
+      // A client that decodes the stream with its labelled charset may read another event than the proxy did
+      // (UTF-16 has no line the proxy's UTF-8 reading calls `data:`): such an event is not passed on.
+      const doubt = flow.isMcp || flow.hinted ? charsetDoubt(raw, charsets) : null;
+      if (doubt !== null) {
+        pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event of a stream whose charset reads it otherwise than UTF-8: not passed on", raw.length);
+        return DROPPED_EVENT;
+      }
       if (!events.some(isEnforcedDeny)) return raw;
       const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;

@@ -38,4 +38,12 @@ describe("an event stream under a non-UTF-8 charset (enforce mode)", () => {
       expect(records.some((r) => r.event === "rpc" && r.direction === "server_to_client" && (r.decision as { action?: string } | undefined)?.action === "deny")).toBe(true);
     });
   }
+
+  it("an ASCII stream labelled charset=iso-8859-1 reads the same either way: passed on as received", async () => {
+    const id = nextId++;
+    const clean = (i: unknown): string => `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: i, result: { content: [] } })}\n\n`;
+    mcp.setScript((m) => ({ kind: "raw", body: Buffer.from(clean(m.id)), headers: { "content-type": "text/event-stream; charset=iso-8859-1" } }));
+    const res = await client.post(url, { jsonrpc: "2.0", id, method: "tools/call", params: { name: "lookup", arguments: {} } });
+    expect(res.text).toBe(clean(id));
+  });
 });
