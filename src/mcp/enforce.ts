@@ -125,6 +125,23 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   });
 }
 
+/**
+ * An answer to an MCP POST under a content type the proxy reads neither as JSON nor as an event stream, that a
+ * client testing the type by its prefix (`application/jsonx`, `text/event-streamx`: the Python SDK) still reads.
+ * Its body is not passed on: the requests it answers get the error instead.
+ */
+export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, why: string): void {
+  flow.ex.rewriteResponse({
+    kind: "whole",
+    maxBytes: opts.maxInspectBytes,
+    rewrite: async (body) => {
+      if (body !== null && !/\S/.test(body.toString("latin1"))) return null;
+      flow.refusedResponse = true;
+      return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", why));
+    },
+  });
+}
+
 /** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
 async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
   const judged: Judged[] = [];
