@@ -192,7 +192,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const mode = bodyModeFor(ex.response.headers["content-type"]);
       if (mode === "ignored") {
         const status = ex.response.status;
-        if (opts.enforce && flow.isMcp && !flow.legacy && ex.request.method === "POST" && status >= 200 && status < 300 && status !== 202 && status !== 204) {
+        if (opts.enforce && flow.isMcp && !flow.legacy && (ex.request.method === "POST" || ex.request.method === "GET") && status >= 200 && status < 300 && status !== 202 && status !== 204) {
           const type = headerValue(ex.response.headers["content-type"]) ?? "none";
           refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`);
         }

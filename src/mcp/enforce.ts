@@ -126,9 +126,10 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
 }
 
 /**
- * An answer to an MCP POST under a content type the proxy reads neither as JSON nor as an event stream, that a
- * client testing the type by its prefix (`application/jsonx`, `text/event-streamx`: the Python SDK) still reads.
- * Its body is not passed on: the requests it answers get the error instead.
+ * An answer to an MCP POST (or a session's GET stream) under a content type the proxy reads neither as JSON
+ * nor as an event stream, that a client testing the type by its prefix (`application/jsonx`,
+ * `text/event-streamx`: the Python SDK, httpx-sse) still reads. Its body is not passed on: the requests it
+ * answers get the error instead.
  */
 export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, why: string): void {
   flow.ex.rewriteResponse({
