@@ -193,11 +193,11 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
     maxEventBytes: opts.maxInspectBytes,
     event: (raw) => {
       const events = judge(raw);
-      // A client that decodes the stream with its labelled charset may read another event than the proxy did
-      // (UTF-16 has no line the proxy's UTF-8 reading calls `data:`): such an event is not passed on.
-      const doubt = flow.isMcp || flow.hinted ? charsetDoubt(raw, charsets) : null;
+      // A client that decodes the stream with its labelled charset, or breaks lines at more characters than CR
+      // and LF, may read another event than the proxy did: such an event is not passed on.
+      const doubt = flow.isMcp || flow.hinted ? (charsetDoubt(raw, charsets) ?? hiddenLineBreak(raw)) : null;
       if (doubt !== null) {
-        pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event of a stream whose charset reads it otherwise than UTF-8: not passed on", raw.length);
+        pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
         return DROPPED_EVENT;
       }
       if (!events.some(isEnforcedDeny)) return raw;
@@ -222,6 +222,20 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         }
       : {}),
   });
+}
+
+/** Characters Python's str.splitlines() breaks lines at besides CR and LF (httpx reads a stream's lines so). */
+const OTHER_LINE_BREAKS = /[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/;
+
+/**
+ * Why an event may read otherwise to a client that splits lines as httpx does (httpx-sse 0.4.0: the MCP
+ * Python SDK's client allows it): a comment or an event name can hide a `data:` line from the proxy, a JSON
+ * string another event. Null when the event has none of those characters.
+ */
+function hiddenLineBreak(raw: Buffer): string | null {
+  const found = OTHER_LINE_BREAKS.exec(raw.toString("utf8"));
+  if (found === null) return null;
+  return `the event holds U+${found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}, a line break to readers that split lines as Python's str.splitlines() does (httpx)`;
 }
 
 /**
