@@ -187,7 +187,44 @@ export function textReadings(bytes: Buffer, charsets: readonly string[], doubts:
       texts.push(other);
     }
   }
+  // JSON text in UTF-16 or UTF-32 without a byte order mark is told by its zero bytes (RFC 4627 §3), as
+  // Python's json.loads(bytes) does: a reading when it makes JSON.
+  const zeros = bom ? undefined : zeroPattern(bytes);
+  if (zeros) {
+    const other = decodeAs(bytes, zeros);
+    if (!texts.includes(other) && parseJsonText(other).ok) {
+      doubts.push(`the body reads as JSON in ${zeros.toUpperCase()} (its zero bytes say so, without a byte order mark)`);
+      texts.push(other);
+    }
+  }
   return texts;
+}
+
+/**
+ * Why a piece of an event stream may read otherwise under a `charset` its content type names (EventSource
+ * reads UTF-8 only, but httpx-sse, say, decodes the stream with the response's charset); null when each
+ * charset reads it as UTF-8 does.
+ */
+export function charsetDoubt(bytes: Buffer, charsets: readonly string[]): string | null {
+  for (const charset of charsets) {
+    if (UTF8_LABELS.has(charset)) continue;
+    let other: string;
+    try {
+      other = new TextDecoder(charset, { ignoreBOM: true }).decode(bytes);
+    } catch {
+      return `content-type names charset "${charset}", which the proxy cannot decode`;
+    }
+    if (other !== bytes.toString("utf8")) return `content-type names charset "${charset}", which reads the stream differently from UTF-8`;
+  }
+  return null;
+}
+
+/** The encoding the first four bytes of JSON text say it is in, by where their zeros are (none: UTF-8). */
+function zeroPattern(bytes: Buffer): (typeof BOMS)[number]["encoding"] | undefined {
+  if (bytes.length < 4) return undefined;
+  if (bytes[0] === 0) return bytes[1] !== 0 ? "utf-16be" : "utf-32be";
+  if (bytes[1] === 0) return bytes[2] !== 0 || bytes[3] !== 0 ? "utf-16le" : "utf-32le";
+  return undefined;
 }
 
 /** TextDecoder knows UTF-16 but not UTF-32: those code units are read here (invalid ones replaced). */

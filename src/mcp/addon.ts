@@ -1,13 +1,13 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
-import { enforceRequest, enforceResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+import { enforceRequest, enforceResponse, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
 import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
@@ -163,14 +163,17 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
       if (opts.enforce) stripContentCoding(ex);
-      if (bodyModeFor(h["content-type"]) !== "ignored") {
+      // A request body is JSON or nothing to a server: one labelled an event stream is read as JSON too (below).
+      if (bodyModeFor(h["content-type"]) === "json") {
         flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
-        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": "application/json" });
+        // Read as JSON in whatever charset the label names: a lenient server (express.text(), raw-body) honours it.
+        const charsets = charsetsOf(h["content-type"]).map((c) => `; charset="${c}"`).join("");
+        flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": `application/json${charsets}` });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
         if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
@@ -187,7 +190,14 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
-      if (mode === "ignored") return;
+      if (mode === "ignored") {
+        const status = ex.response.status;
+        if (opts.enforce && flow.isMcp && !flow.legacy && (ex.request.method === "POST" || ex.request.method === "GET") && status >= 200 && status < 300 && status !== 202 && status !== 204) {
+          const type = headerValue(ex.response.headers["content-type"]) ?? "none";
+          refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`);
+        }
+        return;
+      }
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -229,7 +239,7 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
   // A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
   // say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
   const res = ex.response;
-  if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && bodyModeFor(res.headers["content-type"]) === "ignored") {
+  if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && !flow.refusedResponse && bodyModeFor(res.headers["content-type"]) === "ignored") {
     const type = headerValue(res.headers["content-type"]) ?? "none";
     pipeline.invalid(
       flow.context("server_to_client"),

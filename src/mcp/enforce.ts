@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
+import { charsetDoubt, charsetsOf, DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
 import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
@@ -125,6 +125,24 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   });
 }
 
+/**
+ * An answer to an MCP POST (or a session's GET stream) under a content type the proxy reads neither as JSON
+ * nor as an event stream, that a client testing the type by its prefix (`application/jsonx`,
+ * `text/event-streamx`: the Python SDK, httpx-sse) still reads. Its body is not passed on: the requests it
+ * answers get the error instead.
+ */
+export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, why: string): void {
+  flow.ex.rewriteResponse({
+    kind: "whole",
+    maxBytes: opts.maxInspectBytes,
+    rewrite: async (body) => {
+      if (body !== null && !/\S/.test(body.toString("latin1"))) return null;
+      flow.refusedResponse = true;
+      return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", why));
+    },
+  });
+}
+
 /** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
 async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
   const judged: Judged[] = [];
@@ -169,11 +187,19 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const coding = ex.response!.headers["content-encoding"];
   const parsed = parseContentEncoding(coding);
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
+  const charsets = charsetsOf(ex.response!.headers["content-type"]);
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
     event: (raw) => {
       const events = judge(raw);
+      // A client that decodes the stream with its labelled charset, or breaks lines at more characters than CR
+      // and LF, may read another event than the proxy did: such an event is not passed on.
+      const doubt = flow.isMcp || flow.hinted ? (charsetDoubt(raw, charsets) ?? hiddenLineBreak(raw)) : null;
+      if (doubt !== null) {
+        pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
+        return DROPPED_EVENT;
+      }
       if (!events.some(isEnforcedDeny)) return raw;
       const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;
@@ -196,6 +222,20 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         }
       : {}),
   });
+}
+
+/** Characters Python's str.splitlines() breaks lines at besides CR and LF (httpx reads a stream's lines so). */
+const OTHER_LINE_BREAKS = /[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/;
+
+/**
+ * Why an event may read otherwise to a client that splits lines as httpx does (httpx-sse 0.4.0: the MCP
+ * Python SDK's client allows it): a comment or an event name can hide a `data:` line from the proxy, a JSON
+ * string another event. Null when the event has none of those characters.
+ */
+function hiddenLineBreak(raw: Buffer): string | null {
+  const found = OTHER_LINE_BREAKS.exec(raw.toString("utf8"));
+  if (found === null) return null;
+  return `the event holds U+${found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}, a line break to readers that split lines as Python's str.splitlines() does (httpx)`;
 }
 
 /**

@@ -23,6 +23,8 @@ export class McpFlow {
   requestJudgements: Promise<Judged[]> = Promise.resolve([]);
   /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
   streamAmbiguity: string | null = null;
+  /** Enforce mode: the response body was not passed on, its content type being neither JSON nor an event stream. */
+  refusedResponse = false;
   /** Enforce mode: writes into this exchange's event stream. */
   injector: ResponseRewriteHandle | null = null;
   /** The client's `address:port`, as `http` records and spans name it. */

@@ -80,12 +80,18 @@ export function looseName(name: string): string {
 function looseNames(raw: unknown): unknown {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
   const message = raw as Record<string, unknown>;
-  if (typeof message.method !== "string") return null;
-  const params = typeof message.params === "object" && message.params !== null && !Array.isArray(message.params) ? (message.params as Record<string, unknown>) : null;
-  const name = params !== null && Object.hasOwn(params, "name") && typeof params.name === "string" ? params.name : null;
-  const method = looseName(message.method);
+  // Go's encoding/json matches member names to fields ignoring case (the last match wins): `METHOD`,
+  // `Params`, `Name` are read as the method, the params and the tool name.
+  const folded = foldedMember(message, "method");
+  if (typeof folded !== "string") return null;
+  const given = foldedMember(message, "params");
+  const params = typeof given === "object" && given !== null && !Array.isArray(given) ? (given as Record<string, unknown>) : null;
+  const foldedName = params === null ? undefined : foldedMember(params, "name");
+  const name = typeof foldedName === "string" ? foldedName : null;
+  const exactName = params !== null && Object.hasOwn(params, "name") ? params.name : undefined;
+  const method = looseName(folded);
   const tool = name === null ? null : looseName(name);
-  if (method === message.method && tool === name) return null;
+  if (method === message.method && tool === exactName && given === message.params) return null;
   const copy: Record<string, unknown> = { ...message, method };
   if (params !== null) {
     const p = { ...params };
@@ -93,6 +99,16 @@ function looseNames(raw: unknown): unknown {
     copy.params = p;
   }
   return copy;
+}
+
+/** The value of the last member whose name is `field` ignoring case, as Go's encoding/json folds it. */
+function foldedMember(object: Record<string, unknown>, field: string): unknown {
+  // Members in the order of the text (JSON.parse keeps it): Go assigns each in turn, so the last one counts.
+  let value: unknown;
+  for (const key of Object.keys(object)) {
+    if (key.toLowerCase().replaceAll("\u017f", "s").replaceAll("\u212a", "k") === field) value = object[key];
+  }
+  return value;
 }
 
 /** The message as a receiver that dispatches on `Mcp-Method` / `Mcp-Name` reads it. */
