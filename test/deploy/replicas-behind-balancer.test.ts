@@ -242,7 +242,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     for (let i = 0; i < 4; i++) {
       const result = await call().catch((err: unknown) => ({ session: "", text: null, error: String(err) }));
       if (result.session) sessions.push(result.session);
-      else failures.push("error" in result ? result.error : "no session");
+      else failures.push(result.error ?? "no session");
     }
     expect(failures, `sessions through the balancer after replica b stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual([]);
     // The limit is spent (previous test): replica a denies, from the shared counters.

@@ -5,11 +5,8 @@
  * proxy (JSON.parse) and of `delete_everything` to such a server. The proxy took it for an ordinary call
  * and forwarded it.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { ScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
-import type { TestProxy } from "../../helpers/proxy-harness.js";
-import type { WireClient } from "../../policy/wire-client.js";
-import { wireScenario } from "../../policy/wire-scenario.js";
+import { describe, expect, it } from "vitest";
+import { denyDeleteScenario, postNotForwarded } from "./denied-call-scenario.js";
 
 const CASES: [string, (id: number) => string][] = [
   ["the tool name twice, the second capitalised", (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","Name":"delete_everything","arguments":{}}}`],
@@ -18,21 +15,14 @@ const CASES: [string, (id: number) => string][] = [
 ];
 
 describe("member names that differ only in case (enforce mode)", () => {
-  let up: ScriptedUpstream;
-  let client: WireClient;
-  let proxy: TestProxy;
-  let url: string;
-  const scenario = wireScenario(`mode: enforce\nrules:\n  - { name: no-delete, action: deny, match: { tool: delete_everything } }\n`);
-  beforeAll(() => void ({ up, client, url, proxy } = scenario));
+  const s = denyDeleteScenario();
 
   let id = 1;
   for (const [name, body] of CASES) {
     it(`${name}: refused, never forwarded`, async () => {
       const n = id++;
-      const before = up.requests.length;
-      const res = await client.post(url, body(n));
-      expect(up.requests.length, `forwarded (status ${res.status}: ${res.text})`).toBe(before);
-      const rec = await proxy.waitForRecord((r) => r.event === "rpc" && r.direction === "client_to_server" && r.id === n, { what: "the call's record" });
+      await postNotForwarded(s, body(n));
+      const rec = await s.proxy.waitForRecord((r) => r.event === "rpc" && r.direction === "client_to_server" && r.id === n, { what: "the call's record" });
       expect(rec).toMatchObject({ decision: { action: "deny", enforced: true } });
     });
   }

@@ -4,13 +4,8 @@
  * Python's json.loads(bytes) reads it so. The proxy read only UTF-8 (not JSON: NUL bytes), took the body
  * for a text upload and forwarded the denied call with no record of it.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { ScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
-import type { TestProxy } from "../../helpers/proxy-harness.js";
-import type { WireClient } from "../../policy/wire-client.js";
-import { wireScenario } from "../../policy/wire-scenario.js";
-
-const denied = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"delete_everything","arguments":{}}}`;
+import { describe, expect, it } from "vitest";
+import { deniedCall, deniedRecorded, denyDeleteScenario, postNotForwarded } from "./denied-call-scenario.js";
 
 function utf32(text: string, be: boolean): Buffer {
   const out = Buffer.alloc(text.length * 4);
@@ -26,22 +21,14 @@ const ENCODINGS: [string, (s: string) => Buffer][] = [
 ];
 
 describe("a JSON-RPC call in UTF-16/32 without BOM or charset, under text/plain (enforce mode)", () => {
-  let up: ScriptedUpstream;
-  let client: WireClient;
-  let proxy: TestProxy;
-  let url: string;
-  const scenario = wireScenario(`mode: enforce\nrules:\n  - { name: no-delete, action: deny, match: { tool: delete_everything } }\n`);
-  beforeAll(() => void ({ up, client, url, proxy } = scenario));
+  const s = denyDeleteScenario();
 
   let id = 1;
   for (const [name, encode] of ENCODINGS) {
     it(`${name}: judged and refused, never forwarded`, async () => {
       const n = id++;
-      const before = up.requests.length;
-      const res = await client.post(url, encode(denied(n)), { "content-type": "text/plain" });
-      expect(up.requests.length, `forwarded (status ${res.status}: ${res.text})`).toBe(before);
-      const records = await proxy.records();
-      expect(records.some((r) => r.direction === "client_to_server" && (r.decision as { action?: string } | undefined)?.action === "deny" && r.id === n)).toBe(true);
+      await postNotForwarded(s, encode(deniedCall(n)), { "content-type": "text/plain" });
+      expect(await deniedRecorded(s, n)).toBe(true);
     });
   }
 });
