@@ -14,18 +14,23 @@ export function maskShapedText(value: string, memberName?: string): string {
   return found ? `[redacted: ${found.type}]` : value;
 }
 
-/** Texts (with their member's name) the detector found nothing in. Secrets are never kept here. */
-const clean = new Set<string>();
+/** Texts the detector found nothing in, by the name of their member. Secrets are never kept here. */
+const clean = new Map<string | undefined, Set<string>>();
+let remembered = 0;
 
 /** maskShapedText, skipping the scan of texts already found clean (the scan is deterministic). */
 export function maskShapedTextOnce(value: string, memberName?: string): string {
   if (value.length < MIN_SHAPED_CHARS || value.length > MAX_REMEMBERED_CHARS) return maskShapedText(value, memberName);
-  // Length-prefixed: no member name and value can make the key of another pair.
-  const key = memberName === undefined ? `-${value}` : `${memberName.length}:${memberName}${value}`;
-  if (clean.has(key)) return value;
+  if (clean.get(memberName)?.has(value)) return value;
   const masked = maskShapedText(value, memberName);
   if (masked !== value) return masked;
-  if (clean.size >= MAX_REMEMBERED) clean.delete(clean.values().next().value as string);
-  clean.add(key);
+  if (remembered >= MAX_REMEMBERED) {
+    clean.clear();
+    remembered = 0;
+  }
+  let texts = clean.get(memberName);
+  if (!texts) clean.set(memberName, (texts = new Set()));
+  texts.add(value);
+  remembered++;
   return value;
 }
