@@ -1,15 +1,20 @@
 import type { Detector, DetectorName, Finding, TextScanner } from "./finding.js";
+import { rememberingClean } from "./clean-texts.js";
 import { hiddenTextScanner } from "./hidden-text.js";
-import { piiScanner } from "./pii.js";
+import { piiScanner as piiRules } from "./pii.js";
 import { poisoningScanner } from "./poisoning.js";
 import { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
-import { secretsScanner } from "./secrets.js";
+import { secretsScanner as secretRules } from "./secrets.js";
 
 export type { Detector, DetectorName, Finding, TextScanner } from "./finding.js";
 export { findHidden, stripHidden, type HiddenSpan, type HiddenType } from "./hidden-text.js";
 export { normalizeForMatching } from "./poisoning.js";
 export { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
 export { DEFAULT_WALK_LIMITS, REDACTED_SEGMENT, escapePointerSegment, walkStrings, type WalkLimits } from "./walk-strings.js";
+
+// Every message is scanned: the two scanners that run on all of it skip texts they found clean before.
+const secretsScanner = rememberingClean(secretRules);
+const piiScanner = rememberingClean(piiRules);
 
 const scanners: Readonly<Record<DetectorName, TextScanner>> = {
   secrets: secretsScanner,

@@ -7,7 +7,7 @@
  * passes (a forged `stop`), or rewrite it consistently. What a cut at the end removes is shown by the audit
  * state, which holds the last seq and hash written (audit-verify.ts compares them).
  */
-import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto";
+import { createHmac, createSecretKey, hash, type KeyObject } from "node:crypto";
 
 export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
 const MAC_PREFIX = "hmac-sha256:";
@@ -27,7 +27,7 @@ export function deriveAuditKeys(secret: Buffer): AuditKeys {
 }
 
 export function lineHash(line: string): string {
-  return `sha256:${createHash("sha256").update(line).digest("hex")}`;
+  return `sha256:${hash("sha256", line, "hex")}`;
 }
 
 /** `{…}` → `{…,"mac":"hmac-sha256:<hex>"}`, the MAC taken over the text before it. */

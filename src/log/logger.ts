@@ -7,6 +7,7 @@ import { BatchWriter, type BatchWriterOptions } from "./batch-writer.js";
 import { escapeLine } from "./escape-line.js";
 import { ExchangeSecrets } from "./exchange-secrets.js";
 import { guardRecord } from "./record-guard.js";
+import { serializeRecordsOnce } from "./record-json.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
@@ -58,8 +59,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const options: pino.LoggerOptions = {
     base: undefined,
     timestamp: isoTime,
-    // Every record, whoever writes it, loses the credentials its exchange carried and secret-shaped values.
-    formatters: { level: (label) => ({ level: label }), log: (record) => guardRecord(record, secrets) },
+    formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
     // Once per line, before the audit chain hashes it: no raw control, bidi or invisible character is written.
     hooks: { streamWrite: escapeLine },
@@ -84,6 +84,8 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
   if (audit) chain = new AuditChain(tee, audit.keys, audit.from);
   const logger = pino(options, (chain ?? tee) as pino.DestinationStream);
+  // Every record, whoever writes it, loses the credentials its exchange carried and secret-shaped values.
+  serializeRecordsOnce(logger, (record) => guardRecord(record, secrets));
   records.setDropReporter((r) => logger.warn({ event: "record_stream_drops", ...r }));
   const flush = async (): Promise<void> => {
     records.close();

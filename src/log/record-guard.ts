@@ -1,12 +1,10 @@
-import { secretsScanner } from "../detectors/secrets.js";
 import type { ExchangeSecrets } from "./exchange-secrets.js";
 import { defineMember } from "./redact/members.js";
 import { IDENTITY_MEMBERS } from "./redact/scrub.js";
+import { maskShapedTextOnce } from "./shaped-secrets.js";
 
 /** Records whose payloads were masked when they were built (from the policy's findings, or scanned there). */
 const MASKED_AT_BUILD: ReadonlySet<unknown> = new Set(["rpc", "session"]);
-/** Shorter than any credential shape the detector knows (a Slack token is 15 characters at least). */
-const MIN_SHAPED_CHARS = 12;
 
 /**
  * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried
@@ -31,11 +29,7 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
  * are small (headers, error texts, OAuth summaries): each long enough string is scanned on its own.
  */
 function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
-  if (typeof value === "string") {
-    if (value.length < MIN_SHAPED_CHARS) return value;
-    const found = secretsScanner.scanText(value, { kind: "value", memberName })[0];
-    return found ? `[redacted: ${found.type}]` : value;
-  }
+  if (typeof value === "string") return maskShapedTextOnce(value, memberName);
   if (typeof value !== "object" || value === null || depth > 64) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;

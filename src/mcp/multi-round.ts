@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { idKey, type RequestId } from "./jsonrpc.js";
 
 /** Where a message stands in a multi-round call (2026-07-28: `input_required` results and their retries). */
@@ -90,5 +90,5 @@ function groupOf(r: { server: string; session: string | null; method: string; to
 }
 
 function stateHash(state: unknown): string {
-  return state === undefined ? "" : createHash("sha256").update(JSON.stringify(state) ?? "").digest("hex");
+  return state === undefined ? "" : hash("sha256", JSON.stringify(state) ?? "", "hex");
 }

@@ -132,3 +132,16 @@ describe("hashes", () => {
     expect(computeArgsHash(throwing)).toEqual({ hash: null, reason: "nope" });
   });
 });
+
+describe("sha256Of (one-shot hash)", () => {
+  it("equals the streaming digest of the same text or bytes", () => {
+    const streaming = (data: string | Buffer) => `sha256:${createHash("sha256").update(data).digest("hex")}`;
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" })), fc.uint8Array({ maxLength: 300 }), (text, bytes) => {
+        expect(sha256Of(text)).toBe(streaming(text));
+        expect(sha256Of(Buffer.from(bytes))).toBe(streaming(Buffer.from(bytes)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});

@@ -1,0 +1,28 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { endToEndRawHeaders, endToEndRawHeadersBySet } from "../../src/proxy/headers.js";
+
+const names = ["Connection", "connection", "CONNECTION", "Keep-Alive", "Upgrade", "upgrade", "Transfer-Encoding", "TE", "Content-Length", "content-type", "X-Foo", "x-foo", "Expect", "Host", "Mcp-Session-Id"];
+const name = fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 12 }));
+const value = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.array(fc.constantFrom(...names.map((n) => n.toLowerCase()), "close", "", " X-Foo "), { maxLength: 4 }).map((t) => t.join(",")),
+);
+const lower = fc.constantFrom(...names.map((n) => n.toLowerCase()));
+
+describe("endToEndRawHeaders", () => {
+  it("keeps exactly the headers of the set-based definition, in order", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(name, value), { maxLength: 10 }).map((pairs) => pairs.flat()),
+        fc.array(lower, { maxLength: 3 }),
+        fc.array(lower, { maxLength: 3 }),
+        (raw, keep, drop) => {
+          expect(endToEndRawHeaders(raw, new Set(keep), drop)).toEqual(endToEndRawHeadersBySet(raw, new Set(keep), drop));
+          expect(endToEndRawHeaders(raw)).toEqual(endToEndRawHeadersBySet(raw));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});
