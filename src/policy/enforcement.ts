@@ -101,12 +101,15 @@ function looseNames(raw: unknown): unknown {
   return copy;
 }
 
-/** The value of the last member whose name is `field` ignoring case, as Go's encoding/json folds it. */
-function foldedMember(object: Record<string, unknown>, field: string): unknown {
+/** The value of the last member whose name is `field` (lower-case ASCII) ignoring case, as Go's encoding/json folds it. */
+export function foldedMember(object: Record<string, unknown>, field: string): unknown {
   // Members in the order of the text (JSON.parse keeps it): Go assigns each in turn, so the last one counts.
   let value: unknown;
   for (const key of Object.keys(object)) {
-    if (key.toLowerCase().replaceAll("\u017f", "s").replaceAll("\u212a", "k") === field) value = object[key];
+    // Every code unit that folds to an ASCII letter is one code unit (ſ and the Kelvin sign included): a name
+    // of another length cannot fold to `field`, and most members are skipped without a copy.
+    if (key.length !== field.length) continue;
+    if (key === field || key.toLowerCase().replaceAll("\u017f", "s").replaceAll("\u212a", "k") === field) value = object[key];
   }
   return value;
 }
