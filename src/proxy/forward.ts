@@ -6,7 +6,6 @@ import { tapForwarded } from "./body-taps.js";
 import type { ExchangeMode, Peer } from "./exchange.js";
 import { ExchangeRecord } from "./exchange-record.js";
 import { endWithResponse, type ExchangeLegs } from "./exchange-teardown.js";
-import { endWithLastChunk } from "./end-with-last-chunk.js";
 import { framingHeader, headersAsForwarded, type RequestFraming } from "./framing.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { formatTarget, type Target } from "./target.js";
@@ -122,9 +121,8 @@ export function forwardExchange(
   if (!hold) {
     const request = openUpstream(headersFor());
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
-    const declared = opts.framing.kind === "length" ? opts.framing.length : null;
     req.pipe(request);
-    tapBody(() => endWithLastChunk(request, declared, ex.requestBytes) || legs.upstreamRequest?.socket?.uncork());
+    tapBody(() => legs.upstreamRequest?.socket?.uncork());
   } else {
     tapBody();
     holdRequest(req, res, hold, {

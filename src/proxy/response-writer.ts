@@ -4,7 +4,6 @@ import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
 import { tapForwarded } from "./body-taps.js";
-import { declaredLength, endWithLastChunk } from "./end-with-last-chunk.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -25,11 +24,9 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     });
     // Piped first, tapped second: each chunk is on its way to the client before decoding, policy and
     // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
-    // write; uncorking sends the chunk now instead of after the taps' work. The last chunk of a body of known
-    // length goes out with the response's end instead, in the same write.)
-    const declared = declaredLength(upRes.headers["content-length"]);
+    // write; uncorking sends the chunk now instead of after the taps' work.)
     upRes.pipe(res);
-    tapBody(() => endWithLastChunk(res, declared, ex.responseBytes) || res.socket?.uncork());
+    tapBody(() => res.socket?.uncork());
     upRes.on("end", () => taps.end());
     return;
   }
