@@ -166,7 +166,13 @@ describe("differential: generated framing, encoding, charset and header variants
           expect(findings, `${mode} mode, ${JSON.stringify(v)}`).toEqual([]);
         }
       }),
-      { numRuns: Number(process.env.DIFFERENTIAL_RUNS ?? 60), interruptAfterTimeLimit: 150_000, markInterruptAsFailure: false },
+      {
+        numRuns: Number(process.env.DIFFERENTIAL_RUNS ?? 60),
+        interruptAfterTimeLimit: 150_000,
+        markInterruptAsFailure: false,
+        // A failure prints its seed and path: DIFFERENTIAL_SEED=… DIFFERENTIAL_PATH=… replays it.
+        ...(process.env.DIFFERENTIAL_SEED ? { seed: Number(process.env.DIFFERENTIAL_SEED), path: process.env.DIFFERENTIAL_PATH } : {}),
+      },
     );
     // The harness is live: a good share of the variants reached the upstream (the rest were refused or denied).
     expect(reached).toBeGreaterThan(sent / 5);
