@@ -12,6 +12,9 @@ const CASES: [string, (id: number) => string][] = [
   ["the tool name twice, the second capitalised", (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","Name":"delete_everything","arguments":{}}}`],
   ["the method twice, the second in capitals", (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping","METHOD":"tools/call","params":{"name":"delete_everything","arguments":{}}}`],
   ["only a capitalised tool name (no name JSON.parse reads)", (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"NAME":"delete_everything","arguments":{}}}`],
+  // A case-folded member that is not a string must not switch off the normalised reading of the exact names.
+  ["a method to normalise, beside a METHOD that is a number", (id) => `{"jsonrpc":"2.0","id":${id},"method":"Tools/Call","METHOD":0,"params":{"name":"delete_everything","arguments":{}}}`],
+  ["a tool name to normalise, beside a NAME that is a number", (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"delete_everything ","NAME":5,"arguments":{}}}`],
 ];
 
 describe("member names that differ only in case (enforce mode)", () => {
