@@ -2,6 +2,7 @@ import { classifyMessage, JUDGEMENT_FAILED_MESSAGE, toolName } from "../mcp/json
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE, withoutDeniedTools } from "../mcp/replies.js";
+import { nameReadings } from "./name-readings.js";
 import type { Policy } from "./policy.js";
 
 export { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE };
@@ -55,63 +56,17 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
  * is not already in that form, the normalised reading is judged too and its rules merged (a denial holds).
  */
 function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent, decision: Decision): Decision {
-  const loose = looseNames(e.raw);
-  if (loose === null) return decision;
+  const readings = nameReadings(e.raw);
+  if (readings.length === 0) return decision;
   const rules = [...decision.rules];
-  for (const rule of policy.judge(alternateReading(e, loose), { observe: false }).rules) {
-    if (rules.some((r) => r.name === rule.name && r.action === rule.action)) continue;
-    rules.push({ ...rule, reason: `${rule.reason ?? rule.name}, with the method and tool names normalised as a lenient server may read them` });
+  for (const reading of readings) {
+    for (const rule of policy.judge(alternateReading(e, reading), { observe: false }).rules) {
+      if (rules.some((r) => r.name === rule.name && r.action === rule.action)) continue;
+      rules.push({ ...rule, reason: `${rule.reason ?? rule.name}, with the method and tool names normalised as a lenient server may read them` });
+    }
   }
   const action = combined(rules);
   return { action, enforced: action === "deny" && policy.enforcing && e.kind !== "invalid", rules };
-}
-
-const IGNORABLE = /[\p{Cc}\p{Cf}]/gu;
-
-/** Printable ASCII without spaces: already NFKC, nothing to drop or trim (the usual method and tool name). */
-const PLAIN_ASCII = /^[\x21-\x7e]*$/;
-
-export function looseName(name: string): string {
-  if (PLAIN_ASCII.test(name)) return name.toLowerCase();
-  return name.normalize("NFKC").replace(IGNORABLE, "").trim().toLowerCase();
-}
-
-/** The message with its method and `params.name` normalised; null when they already are. */
-function looseNames(raw: unknown): unknown {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
-  const message = raw as Record<string, unknown>;
-  // Go's encoding/json matches member names to fields ignoring case (the last match wins): `METHOD`,
-  // `Params`, `Name` are read as the method, the params and the tool name.
-  const folded = foldedMember(message, "method");
-  if (typeof folded !== "string") return null;
-  const given = foldedMember(message, "params");
-  const params = typeof given === "object" && given !== null && !Array.isArray(given) ? (given as Record<string, unknown>) : null;
-  const foldedName = params === null ? undefined : foldedMember(params, "name");
-  const name = typeof foldedName === "string" ? foldedName : null;
-  const exactName = params !== null && Object.hasOwn(params, "name") ? params.name : undefined;
-  const method = looseName(folded);
-  const tool = name === null ? null : looseName(name);
-  if (method === message.method && tool === exactName && given === message.params) return null;
-  const copy: Record<string, unknown> = { ...message, method };
-  if (params !== null) {
-    const p = { ...params };
-    if (tool !== null) defineOwn(p, "name", tool);
-    copy.params = p;
-  }
-  return copy;
-}
-
-/** The value of the last member whose name is `field` (lower-case ASCII) ignoring case, as Go's encoding/json folds it. */
-export function foldedMember(object: Record<string, unknown>, field: string): unknown {
-  // Members in the order of the text (JSON.parse keeps it): Go assigns each in turn, so the last one counts.
-  let value: unknown;
-  for (const key of Object.keys(object)) {
-    // Every code unit that folds to an ASCII letter is one code unit (ſ and the Kelvin sign included): a name
-    // of another length cannot fold to `field`, and most members are skipped without a copy.
-    if (key.length !== field.length) continue;
-    if (key === field || key.toLowerCase().replaceAll("\u017f", "s").replaceAll("\u212a", "k") === field) value = object[key];
-  }
-  return value;
 }
 
 /** The message as a receiver that dispatches on `Mcp-Method` / `Mcp-Name` reads it. */

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { looseName } from "../../src/policy/enforcement.js";
+import { looseName } from "../../src/policy/name-readings.js";
 
 const full = (name: string): string => name.normalize("NFKC").replace(/[\p{Cc}\p{Cf}]/gu, "").trim().toLowerCase();
 
