@@ -13,8 +13,9 @@ export { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
 export { DEFAULT_WALK_LIMITS, REDACTED_SEGMENT, escapePointerSegment, walkStrings, type WalkLimits } from "./walk-strings.js";
 
 // Every message is scanned: the two scanners that run on all of it skip texts they found clean before.
-const secretsScanner = rememberingClean(secretRules);
-const piiScanner = rememberingClean(piiRules);
+// (Below 12 characters the secrets scanner finds nothing, below 6 the PII scanner: such texts are not kept.)
+const secretsScanner = rememberingClean(secretRules, 12);
+const piiScanner = rememberingClean(piiRules, 6);
 
 const scanners: Readonly<Record<DetectorName, TextScanner>> = {
   secrets: secretsScanner,

@@ -17,13 +17,13 @@ const text = fc.oneof(
 );
 const context: fc.Arbitrary<TextContext> = fc.record({
   kind: fc.constantFrom("value", "key", "number") as fc.Arbitrary<TextContext["kind"]>,
-  memberName: fc.option(fc.oneof(fc.constantFrom("ssn", "aws_secret_access_key", "text", ""), fc.string({ maxLength: 8 })), { nil: undefined }),
+  memberName: fc.option(fc.oneof(fc.constantFrom("ssn", "aws_secret_access_key", "text", "", "n".repeat(65)), fc.string({ maxLength: 8 })), { nil: undefined }),
 });
 
 describe("rememberingClean", () => {
   for (const scanner of [secretsScanner, piiScanner]) {
     it(`finds what ${scanner.name} finds, the first time and every time after`, () => {
-      const remembering = rememberingClean(scanner);
+      const remembering = rememberingClean(scanner, scanner === secretsScanner ? 12 : 6);
       expect(remembering.name).toBe(scanner.name);
       fc.assert(
         fc.property(fc.array(fc.tuple(text, context), { minLength: 1, maxLength: 8 }), (pairs) => {
@@ -41,5 +41,21 @@ describe("rememberingClean", () => {
     const key = "A".repeat(20) + "b".repeat(20);
     expect(remembering.scanText(key, { kind: "value", memberName: "text" })).toEqual([]);
     expect(remembering.scanText(key, { kind: "value", memberName: "aws_secret_access_key" })).toHaveLength(1);
+  });
+
+  it("keeps nothing a peer can make large or useless: long member names, long texts, texts under the minimum", () => {
+    let scans = 0;
+    const counting = rememberingClean({ name: "secrets", scanText: () => (scans++, []) }, 12);
+    const twice = (text: string, memberName?: string): number => {
+      scans = 0;
+      counting.scanText(text, { kind: "value", memberName });
+      counting.scanText(text, { kind: "value", memberName });
+      return scans;
+    };
+    expect(twice("an ordinary value", "text")).toBe(1);
+    expect(twice("an ordinary value", "n".repeat(64))).toBe(1);
+    expect(twice("an ordinary value", "n".repeat(65))).toBe(2);
+    expect(twice("x".repeat(257), "text")).toBe(2);
+    expect(twice("short", "text")).toBe(2);
   });
 });
