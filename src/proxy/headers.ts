@@ -37,22 +37,6 @@ function connectionTokens(raw: readonly string[]): Set<string> | null {
   return named;
 }
 
-/** The definition endToEndRawHeaders computes faster: one set of every name to drop. For the property test. */
-export function endToEndRawHeadersBySet(raw: readonly string[], keep: ReadonlySet<string> = NONE, drop: readonly string[] = []): string[] {
-  const dropped = new Set([...HOP_BY_HOP, ...drop]);
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === "connection") {
-      for (const token of raw[i + 1]!.split(",")) dropped.add(token.trim().toLowerCase());
-    }
-  }
-  for (const name of keep) dropped.delete(name);
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (!dropped.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
-  }
-  return out;
-}
-
 const NONE: ReadonlySet<string> = new Set();
 
 /** First value of a header from node's parsed headers. */
