@@ -42,6 +42,11 @@ export class Correlator {
   private readonly progress = new Map<string, string>();
   /** Open `subscriptions/listen` requests, by scope: the notifications on their streams belong to them. */
   private readonly listens = new Map<string, string>();
+  /**
+   * Requests given up (their stream ended, the table overflowed), bounded as the table is:
+   * a peer still takes an answer that comes later, on another stream of the session, for theirs.
+   */
+  private readonly givenUp = new Map<string, PendingRequest>();
 
   constructor(
     private readonly maxPending: number,
@@ -55,8 +60,10 @@ export class Correlator {
   add(request: PendingRequest): void {
     const key = requestKey(request.server, request.session, request.direction, request.id);
     const previous = this.pending.get(key);
+    // Not remembered: a peer that reuses an id ties the next answer to its latest request, as the table does.
     if (previous) this.onEvicted({ ...previous, reason: "id_reused" });
     this.pending.delete(key);
+    this.givenUp.delete(key);
     this.pending.set(key, request);
     if (request.progressToken !== undefined) {
       this.progress.set(tokenKey(request.server, request.session, request.direction, request.progressToken), key);
@@ -64,13 +71,23 @@ export class Correlator {
     if (request.method === LISTEN) this.listens.set(scopeKey(request.server, request.session, request.direction), key);
     while (this.pending.size > this.maxPending) {
       const oldest = this.pending.keys().next().value as string;
-      this.onEvicted({ ...this.take(oldest)!, reason: "evicted" });
+      const lost = this.take(oldest)!;
+      this.remember(oldest, lost);
+      this.onEvicted({ ...lost, reason: "evicted" });
     }
   }
 
   /** The request a response answers; removed from the table. */
   answer(server: string, session: string | null, requestDirection: Direction, id: RequestId): PendingRequest | undefined {
     return this.take(requestKey(server, session, requestDirection, id));
+  }
+
+  /** A request given up earlier that this late response answers (removed: it is answered now). */
+  answerLate(server: string, session: string | null, requestDirection: Direction, id: RequestId): PendingRequest | undefined {
+    const key = requestKey(server, session, requestDirection, id);
+    const p = this.givenUp.get(key);
+    if (p) this.givenUp.delete(key);
+    return p;
   }
 
   /** The request a `notifications/progress` belongs to (it stays pending). */
@@ -97,9 +114,16 @@ export class Correlator {
       if (match(p)) {
         out.push(p);
         this.take(key);
+        this.remember(key, p);
       }
     }
     return out;
+  }
+
+  private remember(key: string, p: PendingRequest): void {
+    this.givenUp.delete(key);
+    this.givenUp.set(key, p);
+    while (this.givenUp.size > this.maxPending) this.givenUp.delete(this.givenUp.keys().next().value as string);
   }
 
   private take(key: string): PendingRequest | undefined {

@@ -6,6 +6,7 @@ import type { LegacySession } from "./legacy-endpoints.js";
 import type { Direction } from "./correlator.js";
 import type { Judged, MessageContext, Transport } from "./rpc-event.js";
 import type { TrackedContext } from "./tracker.js";
+import { STATELESS_REVISION } from "./stateless-headers.js";
 
 /** What the MCP addon knows about one exchange. */
 export class McpFlow {
@@ -39,7 +40,11 @@ export class McpFlow {
     this.client = formatTarget({ host: ex.client.address, port: ex.client.port });
     this.isMcp = hinted;
     this.transport = legacy ? "http+sse" : "streamable-http";
-    this.session = legacy?.endpointPath ?? headerValue(ex.request.headers["mcp-session-id"]) ?? null;
+    // The stateless revision (2026-07-28) has no sessions: its servers never read `Mcp-Session-Id`, so a value
+    // the client invents names nothing (and must not buy it a rate-limit budget of its own).
+    const version = headerValue(ex.request.headers["mcp-protocol-version"]);
+    const stateless = version !== undefined && version >= STATELESS_REVISION;
+    this.session = legacy?.endpointPath ?? (stateless ? null : (headerValue(ex.request.headers["mcp-session-id"]) ?? null));
   }
 
   /** Correlation scope: the session, or the exchange itself when there is none. */

@@ -10,7 +10,7 @@ const NAMED = new Map([
 ]);
 
 /** The first revision that requires the mirrored headers; revisions are dates, so later ones sort after it. */
-const STATELESS_REVISION = "2026-07-28";
+export const STATELESS_REVISION = "2026-07-28";
 
 /**
  * The stateless revision repeats the method, its target and the protocol version in request headers, so

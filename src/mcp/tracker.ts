@@ -8,6 +8,7 @@ import {
   resultType,
   toolName,
   type ClassifiedMessage,
+  type RequestId,
 } from "./jsonrpc.js";
 import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
@@ -108,7 +109,7 @@ export class McpTracker {
       case "response":
       case "error": {
         event.id = msg.id;
-        const request = msg.id === null ? undefined : this.correlator.answer(ctx.server, scope, opposite(ctx.direction), msg.id);
+        const request = msg.id === null ? undefined : this.requestAnswered(ctx, scope, msg.id, event);
         if (!request && msg.id !== null) {
           event.reason = "no pending request with this id (a duplicate, a late answer, or its request came before the proxy started)";
         } else if (request) {
@@ -133,6 +134,35 @@ export class McpTracker {
     event.protocolVersion ??= this.protocolVersionOf(event, msg);
     if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion);
     return event;
+  }
+
+  /**
+   * The request a response answers, as its receiver ties them: by the exact id; else, for an id written as a
+   * string, by `Number(id)` as the TypeScript SDK does (`"7"`, `" 7"`, `"0x7"` answer request 7: a reading a
+   * strict peer does not share, so the message is unreadable too); else a request already given up (its POST
+   * ended without the answer, which then came on the session's GET stream).
+   */
+  private requestAnswered(ctx: TrackedContext, scope: string, id: RequestId, event: RpcEvent): PendingRequest | undefined {
+    const direction = opposite(ctx.direction);
+    const lenient = typeof id === "string" && id !== "" && Number.isSafeInteger(Number(id)) ? Number(id) : undefined;
+    for (const late of [false, true]) {
+      const find = (key: RequestId): PendingRequest | undefined =>
+        late ? this.correlator.answerLate(ctx.server, scope, direction, key) : this.correlator.answer(ctx.server, scope, direction, key);
+      const exact = find(id);
+      if (exact) {
+        if (late) event.reason = "answers a request already reported unanswered (sent after its stream ended, or on another stream)";
+        return exact;
+      }
+      if (lenient === undefined) continue;
+      const numeric = find(lenient);
+      if (numeric) {
+        const reason = `response id ${JSON.stringify(id).slice(0, 40)} is a string: a peer that reads ids as numbers (the TypeScript SDK) takes it for the answer to request ${lenient}`;
+        event.readability = event.readability ? { ...event.readability, reason: `${event.readability.reason}; ${reason}` } : { reason, alternates: [] };
+        if (late) event.reason = "answers a request already reported unanswered";
+        return numeric;
+      }
+    }
+    return undefined;
   }
 
   /** An exchange carried something that should have been JSON-RPC and was not. Returns the event written. */
