@@ -48,12 +48,13 @@ export function payloadOptions(o: { payloads?: PayloadMode; maxPayloadBytes?: nu
  * Every transport's messages go through one pipeline: correlated, judged by the policy (its enforcement
  * settled), then written as `rpc` and `session` records.
  */
-export function createMessagePipeline(policy: Pick<Policy, "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): MessagePipeline {
+export function createMessagePipeline(policy: Pick<Policy, "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools" | "detectors">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): MessagePipeline {
   const log = sink.logger;
   return new MessagePipeline({
     policy,
     removeDeniedTools: policyConfig.removeDeniedTools,
-    payloads,
+    // Without the policy's secrets detector, the records scan payloads themselves.
+    payloads: { ...payloads, scanSecrets: policyConfig.detectors.secrets === "off" },
     limits: { maxPending: MAX_PENDING_REQUESTS, maxSessions: MAX_SESSIONS },
     output: {
       rpc: (record, loud, hidden, e) => {

@@ -1,10 +1,18 @@
 import type { ExchangeSecrets } from "./exchange-secrets.js";
-import { defineMember } from "./redact/members.js";
+import { defineMember, isPlainObject } from "./redact/members.js";
 import { IDENTITY_MEMBERS } from "./redact/scrub.js";
 import { maskShapedTextOnce } from "./shaped-secrets.js";
 
-/** Records whose payloads were masked when they were built (from the policy's findings, or scanned there). */
-const MASKED_AT_BUILD: ReadonlySet<unknown> = new Set(["rpc", "session"]);
+/**
+ * Members masked when their record was built (payloads, from the policy's findings or scanned there). The
+ * other members of those records (path, trace context, routing headers, the reasons of a decision)
+ * are masked here like any record's.
+ */
+const MASKED_AT_BUILD: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
+  ["rpc", new Set(["params", "result", "error", "message"])],
+  ["session", new Set(["clientInfo", "serverInfo", "capabilities"])],
+]);
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried
@@ -13,15 +21,33 @@ const MASKED_AT_BUILD: ReadonlySet<unknown> = new Set(["rpc", "session"]);
  */
 export function guardRecord<T extends Record<string, unknown>>(record: T, secrets: ExchangeSecrets): T {
   const scrubbed = secrets.scrub(record);
-  if (MASKED_AT_BUILD.has(scrubbed.event)) return scrubbed;
+  const maskedAtBuild = MASKED_AT_BUILD.get(scrubbed.event) ?? NONE;
   let copy: Record<string, unknown> | null = null;
   for (const name of Object.keys(scrubbed)) {
-    if (IDENTITY_MEMBERS.has(name)) continue;
+    if (IDENTITY_MEMBERS.has(name) || maskedAtBuild.has(name)) continue;
     const member = scrubbed[name];
     const masked = maskShaped(member, 0, name);
     if (masked !== member) defineMember((copy ??= { ...scrubbed }), name, masked);
   }
+  const decision = withMaskedReasons(scrubbed.decision);
+  if (decision !== scrubbed.decision) defineMember((copy ??= { ...scrubbed }), "decision", decision);
   return (copy ?? scrubbed) as T;
+}
+
+/**
+ * A decision identifies the message (never scrubbed by value), but its rules' reasons may quote what the
+ * peer sent (a routing header, a duplicated member name): those are masked by shape.
+ */
+function withMaskedReasons(decision: unknown): unknown {
+  if (!isPlainObject(decision) || !Array.isArray(decision.rules)) return decision;
+  const given = decision.rules as unknown[];
+  let rules: unknown[] | null = null;
+  given.forEach((rule, i) => {
+    if (!isPlainObject(rule) || typeof rule.reason !== "string") return;
+    const reason = maskShapedTextOnce(rule.reason, "reason");
+    if (reason !== rule.reason) (rules ??= given.slice())[i] = { ...rule, reason };
+  });
+  return rules === null ? decision : { ...decision, rules };
 }
 
 /**

@@ -3,11 +3,14 @@ import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, measurePayload, shapePayload, type PayloadMode } from "../log/payload.js";
 import { maskAtPointers, redactBody, redactUrlQuery } from "../log/redact.js";
+import { JUDGEMENT_FAILED_RULE } from "../mcp/replies.js";
 import { SCANNED_PREFIX_BYTES, scanForSecrets, scanOfFindings, type SecretScan } from "../log/secret-masks.js";
 
 export interface PayloadOptions {
   payloads: PayloadMode;
   maxPayloadBytes: number;
+  /** The policy's secrets detector is off: payloads are scanned for secrets here, for the record. */
+  scanSecrets?: boolean;
 }
 
 const DEFAULT_PAYLOAD_OPTIONS: PayloadOptions = { payloads: DEFAULT_PAYLOAD_MODE, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES };
@@ -66,14 +69,18 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
       record.message = payload(raw, opts, scanForSecrets(raw), hidden);
     } else {
       const field = PAYLOAD_FIELD[e.kind];
-      if (field in raw) record[field] = payload(raw[field], opts, decidedScan(e, `/${field}`), hidden);
+      if (field in raw) record[field] = payload(raw[field], opts, decidedScan(e, `/${field}`, raw[field], opts), hidden);
     }
   }
   return record;
 }
 
-/** Where the policy's secrets detector found secrets inside this payload field. */
-function decidedScan(e: RpcEvent, field: string): SecretScan {
+/**
+ * Where the policy's secrets detector found secrets inside this payload field; scanned here when no
+ * detector looked (turned off, or the judgement failed): a record masks secrets whatever the policy.
+ */
+function decidedScan(e: RpcEvent, field: string, value: unknown, opts: PayloadOptions): SecretScan {
+  if (opts.scanSecrets === true || !e.decision || e.decision.rules.some((r) => r.name === JUDGEMENT_FAILED_RULE)) return scanForSecrets(value);
   return scanOfFindings(e.decision?.rules.find((r) => r.name === "detector:secrets")?.findings ?? [], field);
 }
 

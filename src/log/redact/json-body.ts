@@ -1,6 +1,8 @@
 import { defineMember, isPlainObject } from "./members.js";
 import { isSecretMemberName, REDACTED } from "./names.js";
 import { MIN_SCRUBBED_CHARS } from "./scrub.js";
+import { REDACTED_SEGMENT } from "../../detectors/walk-strings.js";
+import { maskShapedText } from "../shaped-secrets.js";
 
 type CopyTask =
   | { source: unknown; target: Record<string, unknown> | unknown[]; key: string | number }
@@ -69,6 +71,16 @@ export function maskAtPointers(value: unknown, masks: readonly { pointer: string
   for (const { pointer, what } of masks) {
     if (pointer === "") return `[redacted: ${what}]`;
     const segments = pointer.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    // A member name the detector flagged is `<redacted>` in its path (and in the paths beneath it): the
+    // object holding it has its secret names masked, and everything under them masked by shape.
+    const hiddenName = segments.indexOf(REDACTED_SEGMENT);
+    if (hiddenName !== -1) {
+      let holder: unknown = value;
+      for (const segment of segments.slice(0, hiddenName)) {
+        holder = typeof holder === "object" && holder !== null ? (holder as Record<string, unknown>)[segment] : undefined;
+      }
+      if (isPlainObject(holder)) maskSecretNames(holder, true);
+    }
     let parent: unknown = value;
     for (const segment of segments.slice(0, -1)) {
       parent = typeof parent === "object" && parent !== null ? (parent as Record<string, unknown>)[segment] : undefined;
@@ -79,4 +91,53 @@ export function maskAtPointers(value: unknown, masks: readonly { pointer: string
     }
   }
   return value;
+}
+
+/**
+ * Renames, in place and in order, the members of `holder` whose names hold a secret (`[redacted: <type>]`,
+ * numbered when two mask alike); with `deep`, every string and member name beneath them is masked by shape too.
+ */
+function maskSecretNames(holder: Record<string, unknown>, deep: boolean): void {
+  const names = Object.keys(holder);
+  const masked = names.map((name) => maskShapedText(name));
+  if (masked.every((m, i) => m === names[i])) return;
+  const taken = new Set(names.filter((name, i) => masked[i] === name));
+  const entries = names.map((name, i) => {
+    let clean = masked[i]!;
+    if (clean !== name) {
+      for (let n = 2; taken.has(clean); n++) clean = `${masked[i]!} #${n}`;
+      taken.add(clean);
+    }
+    return { clean, value: clean !== name && deep ? maskShapes(holder[name]) : holder[name] };
+  });
+  for (const name of names) delete holder[name];
+  for (const { clean, value } of entries) defineMember(holder, clean, value);
+}
+
+/** Every string and member name in `root` masked by shape, in place (iterative: any depth); a string is returned masked. */
+function maskShapes(root: unknown): unknown {
+  if (typeof root === "string") return maskShapedText(root);
+  const stack: unknown[] = [root];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item: unknown = node[i];
+        if (typeof item === "string") node[i] = maskShapedText(item);
+        else stack.push(item);
+      }
+      continue;
+    }
+    if (!isPlainObject(node)) continue;
+    maskSecretNames(node, false);
+    for (const name of Object.keys(node)) {
+      const member = node[name];
+      if (typeof member === "string") defineMember(node, name, maskShapedText(member, name));
+      else stack.push(member);
+    }
+  }
+  return root;
 }

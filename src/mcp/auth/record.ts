@@ -5,7 +5,7 @@ import type { CapturedBody } from "./capture.js";
 import { classifyStep } from "./classify.js";
 import type { AuthFlow, AuthStep } from "./flow.js";
 import { parseRequestBody, parseResponseBody } from "./parse-body.js";
-import { authorizationScheme } from "./wire-values.js";
+import { authorizationScheme, capTexts } from "./wire-values.js";
 
 export interface BuiltRecord {
   level: "info" | "warn";
@@ -41,7 +41,7 @@ export function authRecord(flow: AuthFlow): BuiltRecord | undefined {
 
   const failedOAuth = (step === "token" || step === "registration") && (ex.response?.status ?? 0) >= 400;
   const secrets = knownSecrets(ex.request.headers, requestValue, responseJson?.value);
-  return { level: ex.error || failedOAuth ? "warn" : "info", fields: scrubValues(fields, secrets) };
+  return { level: ex.error || failedOAuth ? "warn" : "info", fields: capTexts(scrubValues(fields, secrets)) as Record<string, unknown> };
 }
 
 /** `truncated` and `bodyProblems`, for the bodies the record is made from only. */

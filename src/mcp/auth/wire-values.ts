@@ -1,4 +1,6 @@
 import { redactText, redactUrlQuery } from "../../log/redact.js";
+import { defineMember } from "../../log/redact/members.js";
+import { maskShapedText } from "../../log/shaped-secrets.js";
 import { headerValue } from "../../proxy/headers.js";
 
 /** Longest string copied from the wire into a record; longer ones end in "…". */
@@ -19,10 +21,27 @@ export function authorizationScheme(header: string | string[] | undefined): stri
   return (match && KNOWN_SCHEMES.get(match[1]!.toLowerCase())) ?? "other";
 }
 
-/** Free text with credentials hidden, then capped (redaction first: a cut JWT would no longer match). */
+/** Free text with credentials hidden; capped by `capTexts` once the record is complete. */
 export function text(value: string): string {
-  const clean = redactText(value);
-  return clean.length > MAX_STRING_CHARS ? `${clean.slice(0, MAX_STRING_CHARS)}…` : clean;
+  return redactText(value);
+}
+
+/**
+ * The record's strings capped at MAX_STRING_CHARS, after the exchange's credentials were removed by value:
+ * a cut inside a credential would leave most of it, matching neither its value nor its shape. A long
+ * string holding a secret by shape reads `[redacted: <type>]`, as the record guard would write it whole.
+ */
+export function capTexts(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") {
+    if (value.length <= MAX_STRING_CHARS) return value;
+    const masked = maskShapedText(value);
+    return masked !== value ? masked : `${value.slice(0, MAX_STRING_CHARS)}…`;
+  }
+  if (typeof value !== "object" || value === null || depth > 8) return value;
+  if (Array.isArray(value)) return value.map((item) => capTexts(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) defineMember(out, name, capTexts(member, depth + 1));
+  return out;
 }
 
 export function url(value: string): string {
