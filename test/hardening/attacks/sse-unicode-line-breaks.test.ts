@@ -70,7 +70,8 @@ describe("an event stream with line breaks only httpx sees (enforce mode)", () =
       const decision = (await record(id)).decision as Decision;
       if ("result" in answer) {
         expect(answer).toEqual({ jsonrpc: "2.0", id, result });
-        expect(decision.action).toBe("allow");
+        // Passed on: allowed (or only flagged: a detector may flag NEL, a C1 control), never a denial.
+        expect(decision).toMatchObject({ action: expect.stringMatching(/^(allow|flag)$/), enforced: false });
       } else {
         expect(answer).toMatchObject({ jsonrpc: "2.0", id, error: { code: -32052 } });
         expect(decision).toMatchObject({ action: "deny", enforced: true });
