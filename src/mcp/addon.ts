@@ -3,7 +3,7 @@ import { leadingValue } from "../body/leading-value.js";
 import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
-import { headerValue } from "../proxy/headers.js";
+import { headerLines, headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
@@ -36,6 +36,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   /** Each reader returns what it judged: the caller decides what the decisions mean (see enforce.ts). */
   const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): Judged[] => {
     const { batch, messages } = splitBatch(value);
+    const headerDoubt = direction === "client_to_server" ? flow.requestHeaderDoubt : null;
+    if (headerDoubt !== null) readings = { reason: [readings?.reason, headerDoubt].filter((r) => r !== undefined).join("; "), alternates: readings?.alternates ?? [] };
     // A request without `jsonrpc` (or a batch nested in a batch) is still a call to a lenient server.
     const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
     if (!flow.isMcp && !messages.some(mayBeRpc)) return [];
@@ -62,7 +64,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
     // A stage that threw while judging a message (decoder_failed) leaves it unjudged: unreadable too.
-    const doubt = p.ambiguity ?? (p.code === "decoder_failed" ? `internal error while judging it (${p.message})` : undefined);
+    const eventDoubt = direction === "server_to_client" ? flow.eventDoubt : null;
+    const doubts = [p.ambiguity, eventDoubt, direction === "client_to_server" ? flow.requestHeaderDoubt : null, p.code === "decoder_failed" ? `internal error while judging it (${p.message})` : null];
+    const doubt = doubts.filter((d) => d !== null && d !== undefined).join("; ") || undefined;
     const unreadable = doubt !== undefined && (flow.isMcp || direction === "client_to_server");
     // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
     // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
@@ -98,7 +102,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     if (event.data === "") return [];
     const bytes = Buffer.byteLength(event.data);
     const extra = event.id ? { sseEventId: event.id } : {};
-    const doubts = [flow.streamAmbiguity, m.ambiguity];
+    const doubts = [flow.streamAmbiguity, flow.eventDoubt, m.ambiguity];
     // An event with bytes that are not UTF-8 reads with them replaced (the lenient reading) or dropped.
     const texts = event.invalidUtf8 ? [event.data, event.data.replaceAll("\ufffd", "")] : [event.data];
     const values: unknown[] = [];
@@ -163,6 +167,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
       if (opts.enforce) stripContentCoding(ex);
+      // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode
+      // every message of such a body is unreadable (refused with -32052 or, for a body of none, an id-less error).
+      const types = headerLines(ex.request.rawHeaders, "content-type");
+      if (opts.enforce && types > 1) flow.requestHeaderDoubt = `request has ${types} Content-Type header lines; receivers may read either`;
       // A request body is JSON or nothing to a server: one labelled an event stream is read as JSON too (below).
       if (bodyModeFor(h["content-type"]) === "json") {
         flow.requestDecoder = requestDecoder(flow, h);
@@ -188,6 +196,13 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (flow.session && !flow.legacy) {
         if (ex.response.status === 404) tracker.endSession(flow.server, flow.session, "expired (404)", ex.id);
         else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
+      }
+      // Node keeps the first Content-Type line; the proxy forwards them all, and a client may read another (httpx
+      // joins them with ", ": a charset in the last one holds). Such an answer of an MCP exchange is not passed on.
+      const types = headerLines(ex.response.rawHeaders, "content-type");
+      if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted)) {
+        refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`);
+        return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
       if (mode === "ignored") {

@@ -171,16 +171,20 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const tap = decoder((j) => take?.(j));
   // The decoder is fed by the rewriter, not by a tap: this one only ends it (or passes on an aborted body).
   ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
-  const judge = (piece: Buffer): Judged[] => {
+  /** `doubt`: why a client may read the event otherwise; each message of it is judged with it (rule `unreadable`). */
+  const judge = (piece: Buffer, doubt: string | null): Judged[] => {
     const judged: Judged[] = [];
     take = (j) => judged.push(...j);
+    flow.eventDoubt = doubt;
     try {
       tap.data(piece);
     } finally {
       take = null;
+      flow.eventDoubt = null;
     }
     if (judged.length === 0 && flow.isMcp && carriesMessage(piece)) {
-      judged.push(pipeline.invalid(flow.context("server_to_client"), "event of an MCP stream, but no message of it was judged: not passed on", piece.length));
+      const readability = doubt !== null ? { readability: { reason: doubt, alternates: [] } } : {};
+      judged.push(pipeline.invalid(flow.context("server_to_client", readability), "event of an MCP stream, but no message of it was judged: not passed on", piece.length));
     }
     return judged;
   };
@@ -191,16 +195,25 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
-    event: (raw) => {
-      const events = judge(raw);
+    event: (received) => {
       // A client that decodes the stream with its labelled charset, or breaks lines at more characters than CR
-      // and LF, may read another event than the proxy did: such an event is not passed on.
-      const doubt = flow.isMcp || flow.hinted ? (charsetDoubt(raw, charsets) ?? hiddenLineBreak(raw)) : null;
-      if (doubt !== null) {
-        pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
-        return DROPPED_EVENT;
+      // and LF, may read another event than the proxy does. U+2028, U+2029 and NEL only inside the JSON of
+      // `data:` lines are escaped (the same JSON to every reader); any other such event is judged with the doubt
+      // before anything is recorded of it: its messages are denied as unreadable (a response becomes -32052, a
+      // notification or request is dropped), and an event of no message is dropped.
+      const found = charsetDoubt(received, charsets) ?? hiddenLineBreak(received);
+      const escaped = found !== null ? escapedLineBreaks(received, charsets) : null;
+      const raw = escaped ?? received;
+      const doubt = escaped === null ? found : null;
+      const events = judge(raw, doubt);
+      if (doubt !== null && (flow.isMcp || flow.hinted)) {
+        // Every message judged with the doubt is denied; anything else of the event (none judged) is not passed on.
+        if (events.length === 0 || !events.every(isEnforcedDeny)) {
+          if (events.length === 0) pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
+          return DROPPED_EVENT;
+        }
       }
-      if (!events.some(isEnforcedDeny)) return raw;
+      if (!events.some(isEnforcedDeny)) return flow.isMcp || flow.hinted ? raw : received;
       const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;
       const id = events[0]?.event.sseEventId;
@@ -236,6 +249,31 @@ function hiddenLineBreak(raw: Buffer): string | null {
   const found = OTHER_LINE_BREAKS.exec(raw.toString("utf8"));
   if (found === null) return null;
   return `the event holds U+${found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}, a line break to readers that split lines as Python's str.splitlines() does (httpx)`;
+}
+
+/** U+2028, U+2029 and NEL: breaks to httpx, yet legal unescaped inside a JSON string (and nowhere else in JSON). */
+const JSON_STRING_BREAK = /[\x85\u2028\u2029]/;
+const JSON_STRING_BREAKS = new RegExp(JSON_STRING_BREAK.source, "g");
+
+/**
+ * The event with each U+2028, U+2029 and NEL written as a JSON escape, when that is the same event to every
+ * reader: the characters stand only in `data:` lines whose joined data is one JSON text (so each is inside a
+ * string, the only place JSON allows them), the event is valid UTF-8 with no other doubt, and its charset
+ * label reads it as UTF-8. Null otherwise (the event is then judged as unreadable).
+ */
+function escapedLineBreaks(raw: Buffer, charsets: readonly string[]): Buffer | null {
+  const text = raw.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(raw) || /[\x0b\x0c\x1c\x1d\x1e]/.test(text)) return null;
+  const lines = text.split(/\r\n|\r|\n/);
+  if (lines.some((l) => JSON_STRING_BREAK.test(l) && !l.startsWith("data:"))) return null;
+  const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+  try {
+    JSON.parse(data);
+  } catch {
+    return null;
+  }
+  const out = Buffer.from(text.replace(JSON_STRING_BREAKS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`), "utf8");
+  return charsetDoubt(out, charsets) === null && hiddenLineBreak(out) === null ? out : null;
 }
 
 /**

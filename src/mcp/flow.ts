@@ -24,6 +24,10 @@ export class McpFlow {
   requestJudgements: Promise<Judged[]> = Promise.resolve([]);
   /** Enforce mode: why the event stream, as the proxy decoded it for the client, may read otherwise (its coding). */
   streamAmbiguity: string | null = null;
+  /** Enforce mode: why the event being judged now may read otherwise to a client (its charset, a hidden line break). */
+  eventDoubt: string | null = null;
+  /** Enforce mode: why every message of the request body may read otherwise to the server (two Content-Type lines). */
+  requestHeaderDoubt: string | null = null;
   /** Enforce mode: the response body was not passed on, its content type being neither JSON nor an event stream. */
   refusedResponse = false;
   /** Enforce mode: writes into this exchange's event stream. */

@@ -104,12 +104,16 @@ export interface RequestHead {
   httpVersion: string;
   /** Lower-cased header names, as node:http parses them. */
   headers: IncomingHttpHeaders;
+  /** The header lines as received (name, value, name, value...): node keeps only the first of some repeated fields. */
+  rawHeaders?: readonly string[];
 }
 
 export interface ResponseHead {
   status: number;
   statusMessage: string;
   headers: IncomingHttpHeaders;
+  /** The upstream's header lines as received (name, value, ...); absent for the proxy's own responses. */
+  rawHeaders?: readonly string[];
   /** Who produced it: the upstream, or the proxy itself (errors, policy denials). */
   source: "upstream" | "proxy";
 }

@@ -64,7 +64,7 @@ export function forwardExchange(
     route.mode,
     route.client,
     { host: route.target.host, port: route.target.port, secure: route.secure, tls: null, insecure: route.secure && upstream.insecure },
-    { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: headersAsForwarded(req.headers, req.rawHeaders) },
+    { method: req.method ?? "GET", path: route.path, httpVersion: req.httpVersion, headers: headersAsForwarded(req.headers, req.rawHeaders), rawHeaders: req.rawHeaders },
   );
   const upgrade = opts.upgrade;
   const switchDone = upgrade?.done;

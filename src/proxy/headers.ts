@@ -43,3 +43,10 @@ const NONE: ReadonlySet<string> = new Set();
 export function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
+
+/** How many header lines of `raw` (name, value, ...) carry the field `name` (lower-case). */
+export function headerLines(raw: readonly string[] | undefined, name: string): number {
+  let n = 0;
+  if (raw) for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
+  return n;
+}

@@ -16,7 +16,7 @@ export function receiveResponse(legs: ExchangeLegs, addons: AddonChain, route: F
   legs.upstreamResponse = upRes;
   leg?.ordinary();
   if (route.secure) noteUpstreamTls(legs, upRes.socket);
-  ex.response = { status: upRes.statusCode ?? 502, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
+  ex.response = { status: upRes.statusCode ?? 502, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, rawHeaders: upRes.rawHeaders, source: "upstream" };
   addons.responseHeaders(ex);
   legs.responseTaps = addons.fanOut("response-tap", ex.responseTaps);
   upRes.on("error", (err: NodeJS.ErrnoException) => {
@@ -44,7 +44,7 @@ export function receiveSwitch(
   const { upRes, socket, head } = switchedTo;
   legs.upstreamResponse = upRes;
   if (route.secure) noteUpstreamTls(legs, socket);
-  ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, source: "upstream" };
+  ex.response = { status: upRes.statusCode ?? 101, statusMessage: upRes.statusMessage ?? "", headers: upRes.headers, rawHeaders: upRes.rawHeaders, source: "upstream" };
   addons.responseHeaders(ex);
   legs.responseTaps = addons.fanOut("response-tap", ex.responseTaps);
   leg.switched(upRes, socket, head, done);

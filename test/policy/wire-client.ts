@@ -15,7 +15,7 @@ export interface WireResponse {
 }
 
 export interface WireClient {
-  post(url: string, body: unknown, headers?: Record<string, string>): Promise<WireResponse>;
+  post(url: string, body: unknown, headers?: Record<string, string | string[]>): Promise<WireResponse>;
   close(): Promise<void>;
 }
 

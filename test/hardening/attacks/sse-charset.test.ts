@@ -46,4 +46,16 @@ describe("an event stream under a non-UTF-8 charset (enforce mode)", () => {
     const res = await client.post(url, { jsonrpc: "2.0", id, method: "tools/call", params: { name: "lookup", arguments: {} } });
     expect(res.text).toBe(clean(id));
   });
+
+  it("a result with non-ASCII text labelled charset=iso-8859-1: the client gets -32052 for its id, recorded as denied", async () => {
+    const id = nextId++;
+    const result = (i: unknown): string => JSON.stringify({ jsonrpc: "2.0", id: i, result: { content: [{ type: "text", text: "café" }] } });
+    mcp.setScript((m) => ({ kind: "raw", body: Buffer.from(`event: message\ndata: ${result(m.id)}\n\n`), headers: { "content-type": "text/event-stream; charset=iso-8859-1" } }));
+    const res = await client.post(url, { jsonrpc: "2.0", id, method: "tools/call", params: { name: "lookup", arguments: {} } });
+    const data = res.text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as unknown);
+    expect(data).toEqual([{ jsonrpc: "2.0", id, error: expect.objectContaining({ code: -32052 }) }]);
+    const rec = await proxy.waitForRecord((r) => r.event === "rpc" && r.id === id && r.direction === "server_to_client");
+    expect(rec.decision).toMatchObject({ action: "deny", enforced: true });
+    expect(JSON.stringify(rec.decision)).toContain("iso-8859-1");
+  });
 });
