@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recordingPipeline } from "../pipeline/pipeline-fixtures.js";
-import { StdioTap } from "../../src/stdio/stdio-tap.js";
+import { capturingStdioTap } from "../helpers/capturing-stdio-tap.js";
 import { policyFrom } from "../policy/policy-fixtures.js";
 
 const line = (v: unknown, end = "\n"): string => JSON.stringify(v) + end;
@@ -60,20 +60,7 @@ function run(mode: "monitor" | "enforce", clientCuts: number[], serverCuts: numb
     // The session table keeps its own clock: its duration is not part of the comparison.
     session: (r) => ({ ...r, durationMs: undefined }),
   });
-  const toServer: Buffer[] = [];
-  const toClient: Buffer[] = [];
-  const tap = new StdioTap({
-    pipeline,
-    server: "stdio:test",
-    session: "stdio-1",
-    maxInspectBytes: MAX_INSPECT,
-    ...(mode === "enforce" ? { enforce: { removeDeniedTools: true } } : {}),
-    toServer: (b) => toServer.push(Buffer.from(b)),
-    toClient: (b) => toClient.push(Buffer.from(b)),
-    onError: (err) => {
-      throw err;
-    },
-  });
+  const { tap, toServer, toClient } = capturingStdioTap(pipeline, { maxInspectBytes: MAX_INSPECT, mode });
   const client = pieces(FROM_CLIENT, clientCuts);
   const server = pieces(FROM_SERVER, serverCuts);
   // Client lines first, then the server's: the order a real exchange has them in (answers after requests).

@@ -8,7 +8,7 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PinStore } from "../../../src/policy/pin-store.js";
-import { StdioTap } from "../../../src/stdio/stdio-tap.js";
+import { capturingStdioTap } from "../../helpers/capturing-stdio-tap.js";
 import { fakeClock, policyFrom, tempDir } from "../../policy/policy-fixtures.js";
 import { recordingPipeline } from "../../pipeline/pipeline-fixtures.js";
 
@@ -21,20 +21,7 @@ function launch(mode: "enforce" | "monitor", file: string) {
   const clock = fakeClock(Date.now() - 3_600_000);
   const policy = policyFrom(`mode: ${mode}\n${DETECTORS}${RULES}`, { pins: new PinStore(file), now: clock.now });
   const { pipeline, records } = recordingPipeline(policy, { payloads: { payloads: "full", maxPayloadBytes: 100_000 } });
-  const toServer: Buffer[] = [];
-  const toClient: Buffer[] = [];
-  const tap = new StdioTap({
-    pipeline,
-    server: "stdio:test",
-    session: "stdio-1",
-    maxInspectBytes: 100_000,
-    ...(mode === "enforce" ? { enforce: { removeDeniedTools: false } } : {}),
-    toServer: (b) => toServer.push(Buffer.from(b)),
-    toClient: (b) => toClient.push(Buffer.from(b)),
-    onError: (err) => {
-      throw err;
-    },
-  });
+  const { tap, toClient } = capturingStdioTap(pipeline, { maxInspectBytes: 100_000, mode, removeDeniedTools: false });
   const client = (): string => Buffer.concat(toClient.splice(0)).toString();
   return { tap, records, clock, client };
 }

@@ -5,7 +5,7 @@
  * reach the server.
  */
 import { describe, expect, it } from "vitest";
-import { StdioTap } from "../../../src/stdio/stdio-tap.js";
+import { capturingStdioTap } from "../../helpers/capturing-stdio-tap.js";
 import { policyFrom } from "../../policy/policy-fixtures.js";
 import { recordingPipeline } from "../../pipeline/pipeline-fixtures.js";
 
@@ -14,20 +14,7 @@ const policy = policyFrom("mode: enforce\nrules:\n  - { name: no-delete, action:
 
 function run(pieces: Buffer[]): { toServer: string; toClient: string } {
   const { pipeline } = recordingPipeline(policy, { payloads: { payloads: "truncated", maxPayloadBytes: 1000 } });
-  const toServer: Buffer[] = [];
-  const toClient: Buffer[] = [];
-  const tap = new StdioTap({
-    pipeline,
-    server: "stdio:test",
-    session: "stdio-1",
-    maxInspectBytes: LIMIT,
-    enforce: { removeDeniedTools: true },
-    toServer: (b) => toServer.push(Buffer.from(b)),
-    toClient: (b) => toClient.push(Buffer.from(b)),
-    onError: (err) => {
-      throw err;
-    },
-  });
+  const { tap, toServer, toClient } = capturingStdioTap(pipeline, { maxInspectBytes: LIMIT, mode: "enforce" });
   for (const p of pieces) tap.fromClient(p);
   tap.clientEnded();
   tap.serverEnded();
