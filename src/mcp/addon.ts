@@ -206,8 +206,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
       if (mode === "ignored") {
-        const status = ex.response.status;
-        if (opts.enforce && flow.isMcp && !flow.legacy && (ex.request.method === "POST" || ex.request.method === "GET") && status >= 200 && status < 300 && status !== 202 && status !== 204) {
+        if (opts.enforce && answersWithBody(flow)) {
           const type = headerValue(ex.response.headers["content-type"]) ?? "none";
           refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`);
         }
@@ -240,6 +239,13 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
 }
 
 /** Once every body of the exchange is decoded: what its end means for the requests and the session. */
+/** An MCP POST or session GET (not legacy) answered 2xx with a body its client reads messages from (not 202/204). */
+function answersWithBody(flow: McpFlow): boolean {
+  const { request, response } = flow.ex;
+  if (!flow.isMcp || flow.legacy || (request.method !== "POST" && request.method !== "GET") || !response) return false;
+  return response.status >= 200 && response.status < 300 && response.status !== 202 && response.status !== 204;
+}
+
 function finish(pipeline: MessageHandler, flow: McpFlow): void {
   const tracker: McpTracker = pipeline.tracker;
   const ex = flow.ex;

@@ -213,7 +213,8 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
           return DROPPED_EVENT;
         }
       }
-      if (!events.some(isEnforcedDeny)) return flow.isMcp || flow.hinted ? raw : received;
+      // What was judged is what goes on: the escaped event when its line breaks were escaped.
+      if (!events.some(isEnforcedDeny)) return raw;
       const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;
       const id = events[0]?.event.sseEventId;
