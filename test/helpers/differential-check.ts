@@ -13,14 +13,23 @@ import http from "node:http";
 import { Duplex } from "node:stream";
 import zlib from "node:zlib";
 import type { LogRecord } from "./proxy-harness.js";
-import { lenientJson } from "./differential-upstream.js";
+import { decodeText, sniffCharset } from "./charsets.js";
 
 export interface UpstreamRequest {
   connection: number;
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
+  /** Every Content-Type line, in order (`headers` keeps only the first). */
+  contentTypes: string[];
   body: Buffer;
+}
+
+function contentTypesOf(req: http.IncomingMessage): string[] {
+  const raw = req.rawHeaders;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "content-type") out.push(raw[i + 1]!);
+  return out;
 }
 
 /** One stream that hands `bytes` to whoever reads it, once, and swallows what is written back. */
@@ -47,7 +56,7 @@ async function readRequests(bytes: Buffer, honourUpgrade: boolean, depth = 0): P
   const found: (Omit<UpstreamRequest, "connection"> & { chunks: Buffer[] })[] = [];
   const after: Buffer[] = [];
   const server = http.createServer({ insecureHTTPParser: true }, (req, res) => {
-    const entry = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.alloc(0), chunks: [] as Buffer[] };
+    const entry = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, contentTypes: contentTypesOf(req), body: Buffer.alloc(0), chunks: [] as Buffer[] };
     found.push(entry);
     req.on("data", (c: Buffer) => entry.chunks.push(c));
     req.on("error", () => undefined);
@@ -56,7 +65,7 @@ async function readRequests(bytes: Buffer, honourUpgrade: boolean, depth = 0): P
   });
   server.on("clientError", (_err, socket: Duplex) => socket.destroy());
   const takeOver = (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
-    found.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.alloc(0), chunks: [] });
+    found.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, contentTypes: contentTypesOf(req), body: Buffer.alloc(0), chunks: [] });
     after.push(head);
     socket.destroy();
   };
@@ -107,18 +116,29 @@ const UNDO = new Map<string, (b: Buffer) => Buffer>([
 
 /**
  * JSON-RPC messages in a body under every reading a server might take: the bytes as they are (a server that
- * ignores Content-Encoding), and the bytes with the coding the request names undone.
+ * ignores Content-Encoding) or with the named coding undone; decoded as UTF-8, in the charset of any
+ * Content-Type line, or in the encoding the zero bytes suggest.
  */
-function messagesIn(body: Buffer, contentEncoding: string | undefined): Record<string, unknown>[] {
-  const readings: unknown[] = [lenientJson(body)];
-  const undo = UNDO.get((contentEncoding ?? "").trim().toLowerCase());
+function messagesIn(req: UpstreamRequest): Record<string, unknown>[] {
+  const bodies = [req.body];
+  const undo = UNDO.get(String(req.headers["content-encoding"] ?? "").trim().toLowerCase());
   try {
-    if (undo) readings.push(lenientJson(undo(body)));
+    if (undo) bodies.push(undo(req.body));
   } catch {
     // not in this coding after all
   }
+  const labels = req.contentTypes.map((t) => /charset=([^;\s]+)/i.exec(t)?.[1]).filter((c) => c !== undefined);
+  const texts = new Set<string>();
+  for (const body of bodies) {
+    // A label with no byte order (utf-16, utf-32) is read both ways.
+    const orderless = labels.filter((c) => /^utf-?(16|32)$/i.test(c)).map((c) => `${c}be`);
+    for (const charset of ["utf-8", ...labels, ...orderless, sniffCharset(body)]) {
+      const text = decodeText(body, charset);
+      if (text !== undefined) texts.add(text.replace(/^\uFEFF/, ""));
+    }
+  }
   const out: Record<string, unknown>[] = [];
-  for (const value of readings) {
+  for (const value of [...texts].map(parseJson)) {
     for (const m of Array.isArray(value) ? value : [value]) {
       if (typeof m === "object" && m !== null && "jsonrpc" in m && typeof (m as { method?: unknown }).method === "string") {
         out.push(m as Record<string, unknown>);
@@ -140,10 +160,10 @@ export function compareWithRecords(requests: readonly UpstreamRequest[], records
     const n = (seen.get(key) ?? 0) + 1;
     seen.set(key, n);
     if (n > (httpCount.get(key) ?? 0)) findings.push({ kind: "unrecorded_request", detail: `${key} (connection ${req.connection}, request ${n} with this line) has no http record` });
-    for (const m of messagesIn(req.body, req.headers["content-encoding"])) {
-      const tool = (m.params as { name?: unknown } | undefined)?.name;
+    for (const m of messagesIn(req)) {
+      const [tool, goTool] = toolNames(m.params);
       const label = `${String(m.method)}${typeof tool === "string" ? ` ${tool}` : ""} id ${JSON.stringify(m.id)} in ${key}`;
-      if (opts.enforce && m.method === "tools/call" && typeof tool === "string" && opts.deniedTools.includes(looseName(tool))) {
+      if (opts.enforce && m.method === "tools/call" && typeof tool === "string" && [tool, goTool].some((t) => t !== undefined && opts.deniedTools.includes(looseName(t)))) {
         findings.push({ kind: "denied_reached_upstream", detail: `${label}: a denied tool reached the upstream in enforce mode` });
       }
       const rpc = mine.filter(
@@ -155,6 +175,23 @@ export function compareWithRecords(requests: readonly UpstreamRequest[], records
     }
   }
   return findings;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tool name as JSON.parse reads it, and as Go's encoding/json does (the last member equal to `name` under case folding). */
+function toolNames(params: unknown): [string | undefined, string | undefined] {
+  if (typeof params !== "object" || params === null) return [undefined, undefined];
+  const p = params as Record<string, unknown>;
+  const folded = Object.keys(p).filter((k) => k.toLowerCase() === "name").at(-1);
+  const str = (x: unknown): string | undefined => (typeof x === "string" ? x : undefined);
+  return [str(p.name), str(folded === undefined ? undefined : p[folded])];
 }
 
 /** A tool name as a server that normalises names reads it (NFKC, no control or invisible characters, trimmed, lower case). */

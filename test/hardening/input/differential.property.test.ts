@@ -1,17 +1,19 @@
 /**
  * The differential harness under a generator: requests built from framing, encoding, charset and header
  * variants (method, HTTP version, Content-Length / Transfer-Encoding combinations, chunk splits and
- * extensions, Connection tokens, Upgrade, Expect, content types and charsets, content codings, invalid
- * UTF-8, a byte-order mark, batches, a request hidden in a body, a pipelined request after it), sent as raw
- * bytes through the proxy in both policy modes, on both routes. After each, the bytes the upstream
- * received are parsed as a lenient server would and compared with the records (test/helpers/
- * differential-check.ts): a request the upstream could read without an `http` record always fails; a
- * JSON-RPC message without an `rpc` record, or a denied one that reached the upstream in enforce mode,
- * fails too.
+ * extensions, Connection tokens, Upgrade, Expect, content types (one or two lines, text/event-stream) and
+ * charsets, bodies in UTF-16 or UTF-32 with or without a label, content codings, invalid UTF-8, a
+ * byte-order mark, a tool name behind a member differing from `name` only in case, batches, a request
+ * hidden in a body, a pipelined request after it), sent as raw bytes through the proxy in both policy
+ * modes, on both routes. After each, the bytes the upstream received are parsed as a lenient server would
+ * and compared with the records (test/helpers/differential-check.ts): a request the upstream could read
+ * without an `http` record always fails; a JSON-RPC message without an `rpc` record, or a denied one that
+ * reached the upstream in enforce mode, fails too.
  */
 import zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeText } from "../../helpers/charsets.js";
 import { parseAsUpstream } from "../../helpers/differential-check.js";
 import {
   ALLOWED_TOOL,
@@ -27,10 +29,20 @@ import {
 const METHODS = ["GET", "POST", "DELETE", "HEAD", "OPTIONS", "PUT", "PATCH"] as const;
 const FRAMINGS = ["content-length", "chunked", "none", "content-length+chunked", "Chunked", "chunked ", "gzip, chunked", "identity", "chunked, chunked"] as const;
 const CONNECTION_TOKENS = ["keep-alive", "Upgrade", "Content-Length", "Transfer-Encoding", "Host", "Content-Type", "Content-Encoding", "Mcp-Session-Id", "X-Note"] as const;
-const CONTENT_TYPES = [null, "application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/json; charset=iso-8859-1", "application/json; charset=utf-16", "text/plain", "application/x-ndjson"] as const;
+const CONTENT_TYPES = [null, "application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/json; charset=iso-8859-1", "application/json; charset=utf-16", "text/plain", "application/x-ndjson", "text/event-stream", "text/plain; charset=utf-16le"] as const;
+/** A second Content-Type line after the first: servers differ on which one counts. */
+const SECOND_CONTENT_TYPES = [null, null, "application/json", "text/plain; charset=utf-16le"] as const;
+/** The body's encoding: UTF-8, the last Content-Type's charset, or a wide encoding no header names (no byte-order mark). */
+const BODY_CHARSETS = ["utf-8", "as labelled", "as labelled", "utf-16le", "utf-16be", "utf-32le", "utf-32be"] as const;
 const CODINGS = [null, "identity", "gzip", "gzip (body not compressed)", "br (body not compressed)", "x-custom"] as const;
-/** How the denied tool is spelled: as the rule names it, or as a server that normalises names would still run it. */
-const SPELLINGS = [DENIED_TOOL, DENIED_TOOL, "Delete_Everything", `${DENIED_TOOL} `, "delete\u200b_everything"] as const;
+/**
+ * The denied call's params: the tool as the rule names it, as a server that normalises names would still run
+ * it, or behind a member that differs from `name` only in case (Go's encoding/json takes the last such one).
+ */
+const SPELLINGS: readonly Record<string, string>[] = [
+  ...[DENIED_TOOL, DENIED_TOOL, "Delete_Everything", `${DENIED_TOOL} `, "delete\u200b_everything"].map((name) => ({ name })),
+  { name: ALLOWED_TOOL, Name: DENIED_TOOL },
+];
 const BODIES = ["allowed call", "denied call", "batch with a denied call", "notification", "request hidden in the body", "empty"] as const;
 
 interface Variant {
@@ -44,9 +56,11 @@ interface Variant {
   upgrade: null | "websocket" | "h2c";
   expect100: boolean;
   contentType: (typeof CONTENT_TYPES)[number];
+  secondContentType: (typeof SECOND_CONTENT_TYPES)[number];
+  bodyCharset: (typeof BODY_CHARSETS)[number];
   coding: (typeof CODINGS)[number];
   body: (typeof BODIES)[number];
-  spelling: (typeof SPELLINGS)[number];
+  spelling: Record<string, string>;
   invalidUtf8: boolean;
   bom: boolean;
   pipelined: boolean;
@@ -63,6 +77,8 @@ const variants: fc.Arbitrary<Variant> = fc.record({
   upgrade: fc.constantFrom<Variant["upgrade"]>(null, null, null, "websocket", "h2c"),
   expect100: fc.boolean(),
   contentType: fc.constantFrom(...CONTENT_TYPES),
+  secondContentType: fc.constantFrom(...SECOND_CONTENT_TYPES),
+  bodyCharset: fc.constantFrom(...BODY_CHARSETS),
   coding: fc.constantFrom(...CODINGS),
   body: fc.constantFrom(...BODIES),
   spelling: fc.constantFrom(...SPELLINGS),
@@ -75,26 +91,33 @@ function carriesRpc(v: Variant): boolean {
   return v.body !== "empty" && v.body !== "request hidden in the body";
 }
 
-const message = (id: number | null, tool: string): Record<string, unknown> => ({
+const message = (id: number | null, tool: Record<string, string>): Record<string, unknown> => ({
   jsonrpc: "2.0",
   ...(id === null ? {} : { id }),
   method: id === null ? "notifications/progress" : "tools/call",
-  params: id === null ? { progressToken: "p", progress: 1 } : { name: tool, arguments: { note: "aXYZb" } },
+  params: id === null ? { progressToken: "p", progress: 1 } : { ...tool, arguments: { note: "aXYZb" } },
 });
+
+/** The charset the body is written in. */
+function charsetOf(v: Variant): string {
+  if (v.bodyCharset !== "as labelled") return v.bodyCharset;
+  const label = /charset=([^;\s]+)/i.exec(v.secondContentType ?? v.contentType ?? "")?.[1] ?? "utf-8";
+  return label.toLowerCase() === "utf-16" ? "utf-16le" : label;
+}
 
 /** The body's bytes, before any content coding. */
 function bodyBytes(v: Variant, path: string, u: string): Buffer {
   if (v.body === "empty") return Buffer.alloc(0);
   if (v.body === "request hidden in the body") {
-    const hidden = JSON.stringify(message(99, DENIED_TOOL));
+    const hidden = JSON.stringify(message(99, { name: DENIED_TOOL }));
     return Buffer.from(`POST ${path}-inner HTTP/1.1\r\nHost: ${u}\r\nContent-Type: application/json\r\nContent-Length: ${hidden.length}\r\n\r\n${hidden}`, "latin1");
   }
   const value =
-    v.body === "allowed call" ? message(1, ALLOWED_TOOL)
+    v.body === "allowed call" ? message(1, { name: ALLOWED_TOOL })
     : v.body === "denied call" ? message(2, v.spelling)
-    : v.body === "notification" ? message(null, ALLOWED_TOOL)
-    : [message(3, ALLOWED_TOOL), message(4, v.spelling)];
-  let bytes = Buffer.from(JSON.stringify(value), "utf8");
+    : v.body === "notification" ? message(null, {})
+    : [message(3, { name: ALLOWED_TOOL }), message(4, v.spelling)];
+  let bytes = encodeText(JSON.stringify(value), charsetOf(v));
   if (v.invalidUtf8) {
     const at = bytes.indexOf("XYZ");
     if (at >= 0) bytes = Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + 3)]);
@@ -120,6 +143,7 @@ function build(v: Variant, path: string, u: string): Buffer {
   const target = v.route === "absolute" ? `http://${u}${path}` : path;
   const head: string[] = [`${v.method} ${target} HTTP/${v.version}`, `Host: ${u}`, "Accept: application/json, text/event-stream"];
   if (v.contentType) head.push(`Content-Type: ${v.contentType}`);
+  if (v.secondContentType) head.push(`Content-Type: ${v.secondContentType}`);
   if (v.coding) {
     head.push(`Content-Encoding: ${v.coding.split(" ")[0]}`);
     if (v.coding === "gzip") body = zlib.gzipSync(body);
