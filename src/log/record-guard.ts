@@ -1,4 +1,5 @@
 import type { ExchangeSecrets } from "./exchange-secrets.js";
+import { maskByShape } from "./mask-by-shape.js";
 import { defineMember, isPlainObject } from "./redact/members.js";
 import { IDENTITY_MEMBERS } from "./redact/scrub.js";
 import { maskShapedTextOnce } from "./shaped-secrets.js";
@@ -17,7 +18,9 @@ const NONE: ReadonlySet<string> = new Set();
 /**
  * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried
  * are removed by value, and secrets the detector recognises by shape (a token in an ordinary response
- * header, in an OAuth error text) are masked in every member but those identifying the message.
+ * header, in an OAuth error text) are masked in every member but those identifying the message, member names
+ * and any depth included; unchanged parts are shared. Records are small (headers, error texts, OAuth
+ * summaries): each long enough string is scanned on its own, once while it is found clean.
  */
 export function guardRecord<T extends Record<string, unknown>>(record: T, secrets: ExchangeSecrets): T {
   const scrubbed = secrets.scrub(record);
@@ -26,7 +29,7 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
   for (const name of Object.keys(scrubbed)) {
     if (IDENTITY_MEMBERS.has(name) || maskedAtBuild.has(name)) continue;
     const member = scrubbed[name];
-    const masked = maskShaped(member, 0, name);
+    const masked = maskByShape(member, maskShapedTextOnce, name);
     if (masked !== member) defineMember((copy ??= { ...scrubbed }), name, masked);
   }
   const decision = withMaskedReasons(scrubbed.decision);
@@ -48,48 +51,4 @@ function withMaskedReasons(decision: unknown): unknown {
     if (reason !== rule.reason) (rules ??= given.slice())[i] = { ...rule, reason };
   });
   return rules === null ? decision : { ...decision, rules };
-}
-
-/**
- * Strings, and member names, that hold a secret read `[redacted: <type>]`; unchanged parts are shared. Records
- * are small (headers, error texts, OAuth summaries): each long enough string is scanned on its own.
- */
-function maskShaped(value: unknown, depth = 0, memberName?: string): unknown {
-  if (typeof value === "string") return maskShapedTextOnce(value, memberName);
-  if (typeof value !== "object" || value === null || depth > 64) return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
-    for (let i = 0; i < value.length; i++) {
-      const clean = maskShaped(value[i], depth + 1);
-      if (clean !== value[i]) (copy ??= value.slice())[i] = clean;
-    }
-    return copy ?? value;
-  }
-  let copy: Record<string, unknown> | null = null;
-  let renamed = false;
-  for (const name of Object.keys(value)) {
-    const member = (value as Record<string, unknown>)[name];
-    const clean = maskShaped(member, depth + 1, name);
-    // A peer chooses header and member names too: a token sent as a header's name is masked like a value.
-    const cleanName = maskShaped(name, depth + 1);
-    if (clean === member && cleanName === name) continue;
-    if (cleanName !== name) renamed = true;
-    if (copy === null) {
-      copy = {};
-      for (const k of Object.keys(value)) defineMember(copy, k, (value as Record<string, unknown>)[k]);
-    }
-    defineMember(copy, name, clean);
-  }
-  return copy === null ? value : renamed ? withMaskedNames(copy) : copy;
-}
-
-/** The same members with every name holding a secret masked (numbered when two names mask alike). */
-function withMaskedNames(value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const name of Object.keys(value)) {
-    let clean = maskShaped(name) as string;
-    for (let n = 2; clean !== name && Object.hasOwn(out, clean); n++) clean = `${maskShaped(name) as string} #${n}`;
-    defineMember(out, clean, value[name]);
-  }
-  return out;
 }

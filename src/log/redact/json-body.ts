@@ -2,6 +2,7 @@ import { defineMember, isPlainObject } from "./members.js";
 import { isSecretMemberName, REDACTED } from "./names.js";
 import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 import { REDACTED_SEGMENT } from "../../detectors/walk-strings.js";
+import { maskByShape, withMaskedNames } from "../mask-by-shape.js";
 import { maskShapedText } from "../shaped-secrets.js";
 
 type CopyTask =
@@ -79,7 +80,7 @@ export function maskAtPointers(value: unknown, masks: readonly { pointer: string
       for (const segment of segments.slice(0, hiddenName)) {
         holder = typeof holder === "object" && holder !== null ? (holder as Record<string, unknown>)[segment] : undefined;
       }
-      if (isPlainObject(holder)) maskSecretNames(holder, true);
+      if (isPlainObject(holder)) maskSecretNames(holder);
     }
     let parent: unknown = value;
     for (const segment of segments.slice(0, -1)) {
@@ -94,50 +95,16 @@ export function maskAtPointers(value: unknown, masks: readonly { pointer: string
 }
 
 /**
- * Renames, in place and in order, the members of `holder` whose names hold a secret (`[redacted: <type>]`,
- * numbered when two mask alike); with `deep`, every string and member name beneath them is masked by shape too.
+ * Renames, in place and in order, the members of `holder` (a copy made by `redactBody`) whose names hold a secret
+ * (`[redacted: <type>]`, numbered when two mask alike); every string and member name beneath them is masked by shape too.
  */
-function maskSecretNames(holder: Record<string, unknown>, deep: boolean): void {
+function maskSecretNames(holder: Record<string, unknown>): void {
   const names = Object.keys(holder);
   const masked = names.map((name) => maskShapedText(name));
   if (masked.every((m, i) => m === names[i])) return;
-  const taken = new Set(names.filter((name, i) => masked[i] === name));
-  const entries = names.map((name, i) => {
-    let clean = masked[i]!;
-    if (clean !== name) {
-      for (let n = 2; taken.has(clean); n++) clean = `${masked[i]!} #${n}`;
-      taken.add(clean);
-    }
-    return { clean, value: clean !== name && deep ? maskShapes(holder[name]) : holder[name] };
-  });
+  const values: Record<string, unknown> = {};
+  names.forEach((name, i) => defineMember(values, name, masked[i] === name ? holder[name] : maskByShape(holder[name], maskShapedText, name)));
+  const renamed = withMaskedNames(names, masked, values);
   for (const name of names) delete holder[name];
-  for (const { clean, value } of entries) defineMember(holder, clean, value);
-}
-
-/** Every string and member name in `root` masked by shape, in place (iterative: any depth); a string is returned masked. */
-function maskShapes(root: unknown): unknown {
-  if (typeof root === "string") return maskShapedText(root);
-  const stack: unknown[] = [root];
-  const seen = new Set<object>();
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) {
-        const item: unknown = node[i];
-        if (typeof item === "string") node[i] = maskShapedText(item);
-        else stack.push(item);
-      }
-      continue;
-    }
-    if (!isPlainObject(node)) continue;
-    maskSecretNames(node, false);
-    for (const name of Object.keys(node)) {
-      const member = node[name];
-      if (typeof member === "string") defineMember(node, name, maskShapedText(member, name));
-      else stack.push(member);
-    }
-  }
-  return root;
+  for (const name of Object.keys(renamed)) defineMember(holder, name, renamed[name]);
 }
