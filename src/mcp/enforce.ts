@@ -206,7 +206,9 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       const raw = escaped ?? received;
       const doubt = escaped === null ? found : null;
       const events = judge(raw, doubt);
-      if (doubt !== null && (flow.isMcp || flow.hinted)) {
+      // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
+      // messages a client reads, and the doubt is what hides them from the proxy.
+      if (doubt !== null) {
         // Every message judged with the doubt is denied; anything else of the event (none judged) is not passed on.
         if (events.length === 0 || !events.every(isEnforcedDeny)) {
           if (events.length === 0) pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
