@@ -192,6 +192,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const parsed = parseContentEncoding(coding);
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
   const charsets = charsetsOf(ex.response!.headers["content-type"]);
+  let oversizedDenial: Judged | null = null;
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
@@ -222,7 +223,16 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       const id = events[0]?.event.sseEventId;
       return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
     },
-    oversized: () => pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
+    // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
+    // (the event may have been their answer), recorded with the event's own denial.
+    oversized: () => void (oversizedDenial = pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0)),
+    oversizedEnd: () => {
+      const denial = oversizedDenial;
+      oversizedDenial = null;
+      if (denial === null) return Buffer.alloc(0);
+      const pending = pipeline.tracker.correlator.drain((p) => p.flow === ex.id && p.direction === "client_to_server");
+      return Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, denial.decision))));
+    },
     ...(coded
       ? {
           decode: (out: { data(chunk: Buffer): void; end(): void }) =>
