@@ -141,7 +141,33 @@ export function charsetsOf(contentType: string | readonly string[] | undefined):
   const value = typeof contentType === "string" ? contentType : contentType?.[0];
   // Most content types name no charset: no match list to build (the same letters, the same `i` flag).
   if (value === undefined || !/charset/i.test(value)) return [];
-  return [...value.matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
+  const plain = [...value.matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
+  const extended = rfc2231Charset(value);
+  return extended !== null && !plain.includes(extended) ? [...plain, extended] : plain;
+}
+
+/**
+ * A charset named the RFC 2231 way, as Python's email.message reads it (httpx takes a body's charset from
+ * there): `charset*=utf-8''utf-16le` (percent-escaped, after the value's own charset and language), and
+ * `charset*0=…; charset*1=…` continuations joined in order. Null when there is none.
+ */
+function rfc2231Charset(value: string): string | null {
+  const pieces: { n: number; text: string; encoded: boolean }[] = [];
+  for (const m of value.matchAll(/;\s*charset\*(?:(\d+)(\*)?)?\s*=\s*("?)([^";\s]*)\3/gi)) {
+    const encoded = m[1] === undefined || m[2] === "*";
+    pieces.push({ n: m[1] === undefined ? 0 : Number(m[1]), text: m[4]!, encoded });
+  }
+  if (pieces.length === 0) return null;
+  pieces.sort((a, b) => a.n - b.n);
+  let text = pieces.map((p, i) => (i === 0 && p.encoded ? p.text.replace(/^[^']*'[^']*'/, "") : p.text)).join("");
+  if (pieces.some((p) => p.encoded)) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      // Not percent-escaped after all: as written.
+    }
+  }
+  return text.toLowerCase() || null;
 }
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);

@@ -16,6 +16,13 @@ const MASKED_AT_BUILD: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
 const NONE: ReadonlySet<string> = new Set();
 
 /**
+ * Identifying members whose values a peer chooses (a request id, a method or tool name, an SSE event id, a
+ * progress token): never scrubbed by value (a credential equal to `tools/call` must not erase the method), but
+ * a value with the shape of a secret is masked like any other member's.
+ */
+const PEER_CHOSEN_IDENTITY: ReadonlySet<string> = new Set(["id", "method", "tool", "sseEventId", "progressToken", "related"]);
+
+/**
  * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried
  * are removed by value, and secrets the detector recognises by shape (a token in an ordinary response
  * header, in an OAuth error text) are masked in every member but those identifying the message, member names
@@ -27,7 +34,7 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
   const maskedAtBuild = MASKED_AT_BUILD.get(scrubbed.event) ?? NONE;
   let copy: Record<string, unknown> | null = null;
   for (const name of Object.keys(scrubbed)) {
-    if (IDENTITY_MEMBERS.has(name) || maskedAtBuild.has(name)) continue;
+    if ((IDENTITY_MEMBERS.has(name) && !PEER_CHOSEN_IDENTITY.has(name)) || maskedAtBuild.has(name)) continue;
     const member = scrubbed[name];
     const masked = maskByShape(member, maskShapedTextOnce, name);
     if (masked !== member) defineMember((copy ??= { ...scrubbed }), name, masked);
@@ -46,9 +53,15 @@ function withMaskedReasons(decision: unknown): unknown {
   const given = decision.rules as unknown[];
   let rules: unknown[] | null = null;
   given.forEach((rule, i) => {
-    if (!isPlainObject(rule) || typeof rule.reason !== "string") return;
-    const reason = maskShapedTextOnce(rule.reason, "reason");
-    if (reason !== rule.reason) (rules ??= given.slice())[i] = { ...rule, reason };
+    if (!isPlainObject(rule)) return;
+    const reason = typeof rule.reason === "string" ? maskShapedTextOnce(rule.reason, "reason") : rule.reason;
+    // A finding's detail may quote what the peer named (an unknown tool's name): masked by shape too.
+    const findings = Array.isArray(rule.findings) ? maskShaped(rule.findings) : rule.findings;
+    if (reason === rule.reason && findings === rule.findings) return;
+    const masked: Record<string, unknown> = { ...rule };
+    if (reason !== rule.reason) masked.reason = reason;
+    if (findings !== rule.findings) masked.findings = findings;
+    (rules ??= given.slice())[i] = masked;
   });
   return rules === null ? decision : { ...decision, rules };
 }

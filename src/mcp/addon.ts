@@ -199,14 +199,18 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       // Node keeps the first Content-Type line; the proxy forwards them all, and a client may read another (httpx
       // joins them with ", ": a charset in the last one holds). Such an answer of an MCP exchange is not passed on.
+      // A legacy HTTP+SSE stream is not known to be MCP yet when its headers arrive (no MCP header on its GET):
+      // any response a client may take for an event stream (httpx-sse looks for "text/event-stream" anywhere in
+      // the type) is held to the same rule.
       const types = headerLines(ex.response.rawHeaders, "content-type");
-      if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted)) {
+      const streamLike = mentionsEventStream(ex.response.rawHeaders);
+      if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted || streamLike)) {
         refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`);
         return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
       if (mode === "ignored") {
-        if (opts.enforce && answersWithBody(flow)) {
+        if (opts.enforce && (answersWithBody(flow) || streamLike)) {
           const type = headerValue(ex.response.headers["content-type"]) ?? "none";
           refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`);
         }
@@ -302,6 +306,12 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
       end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
     });
   });
+}
+
+/** A Content-Type line names an event stream somewhere (`text/plain, text/event-stream` reads as one to httpx-sse). */
+function mentionsEventStream(raw: readonly string[] | undefined): boolean {
+  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "content-type" && /text\/event-stream/i.test(raw[i + 1]!)) return true;
+  return false;
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

@@ -192,6 +192,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const parsed = parseContentEncoding(coding);
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
   const charsets = charsetsOf(ex.response!.headers["content-type"]);
+  let oversizedDenial: Judged | null = null;
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
@@ -206,7 +207,9 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       const raw = escaped ?? received;
       const doubt = escaped === null ? found : null;
       const events = judge(raw, doubt);
-      if (doubt !== null && (flow.isMcp || flow.hinted)) {
+      // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
+      // messages a client reads, and the doubt is what hides them from the proxy.
+      if (doubt !== null) {
         // Every message judged with the doubt is denied; anything else of the event (none judged) is not passed on.
         if (events.length === 0 || !events.every(isEnforcedDeny)) {
           if (events.length === 0) pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
@@ -220,7 +223,16 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       const id = events[0]?.event.sseEventId;
       return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
     },
-    oversized: () => pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: passed on unjudged", 0),
+    // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
+    // (the event may have been their answer), recorded with the event's own denial.
+    oversized: () => void (oversizedDenial = pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0)),
+    oversizedEnd: () => {
+      const denial = oversizedDenial;
+      oversizedDenial = null;
+      if (denial === null) return Buffer.alloc(0);
+      const pending = pipeline.tracker.correlator.drain((p) => p.flow === ex.id && p.direction === "client_to_server");
+      return Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, denial.decision))));
+    },
     ...(coded
       ? {
           decode: (out: { data(chunk: Buffer): void; end(): void }) =>

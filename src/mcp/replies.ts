@@ -77,9 +77,15 @@ export function replacementForServerMessage({ event: e, decision }: Judged, remo
   return null;
 }
 
-/** An SSE event carrying one message (keeping the original event id so resumption still works). */
+/**
+ * An SSE event carrying one message (keeping the original event id so resumption still works). Only an id of
+ * printable ASCII is kept: one holding a character that some reader takes for a line break (U+2028, VT, NEL,
+ * or a byte that does under the stream's charset label) could carry a whole event of its own into the
+ * replacement.
+ */
 export function sseEvent(message: unknown, id?: string): Buffer {
-  return Buffer.from(`event: message\n${id ? `id: ${id}\n` : ""}data: ${JSON.stringify(message)}\n\n`);
+  const kept = id !== undefined && /^[\x20-\x7e]+$/.test(id) ? id : undefined;
+  return Buffer.from(`event: message\n${kept ? `id: ${kept}\n` : ""}data: ${JSON.stringify(message)}\n\n`);
 }
 
 export const DROPPED_EVENT = Buffer.from(": mcp-wiretap policy blocked a message\n\n");

@@ -67,7 +67,15 @@ export type ResponseRewriter =
    * `decode`: the body is content-coded; what the returned tap hands to `out` is framed instead, and the
    * client gets it as identity (no content-encoding).
    */
-  | { kind: "events"; maxEventBytes: number; event(raw: Buffer): Buffer; oversized?(): void; decode?(out: DecodedOutput): BodyTap };
+  | {
+      kind: "events";
+      maxEventBytes: number;
+      event(raw: Buffer): Buffer;
+      oversized?(): void;
+      /** When given, an event larger than maxEventBytes is not passed on: this is written in its place, at its end. */
+      oversizedEnd?(): Buffer;
+      decode?(out: DecodedOutput): BodyTap;
+    };
 
 export interface DecodedOutput {
   data(chunk: Buffer): void;

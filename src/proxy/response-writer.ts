@@ -153,7 +153,8 @@ function sendEvents(
       drainQueue();
     },
     rewriter.maxEventBytes,
-    (raw) => !broken && write(raw),
+    // An event too large to judge: passed on as it comes, unless the rewriter replaces it (enforce mode).
+    (raw) => !broken && !rewriter.oversizedEnd && write(raw),
     () => rewriter.oversized?.(),
     // The stream ended mid-event: a reader that dispatches what it has at the end would read this tail as an
     // event, so it is judged as one (closed by a blank line); passed on as received unless it was denied.
@@ -161,6 +162,14 @@ function sendEvents(
       const closed = Buffer.concat([raw, Buffer.from("\n\n")]);
       const out = judged(closed);
       write(out === closed ? raw : out);
+    },
+    () => {
+      if (broken || !rewriter.oversizedEnd) return;
+      try {
+        write(rewriter.oversizedEnd());
+      } catch {
+        broken = true;
+      }
     },
   );
   ex.injectNow = (raw) => {

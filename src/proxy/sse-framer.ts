@@ -25,6 +25,8 @@ export class SseFramer {
     private readonly onOversized: () => void = () => {},
     /** An unterminated event the stream ended in (some readers dispatch it anyway); default: unjudged. */
     private readonly onTail: (raw: Buffer) => void = onUnjudged,
+    /** Called once after the last piece of an oversized event went to onUnjudged. */
+    private readonly onOversizedEnd: () => void = () => {},
   ) {}
 
   /** True while part of an event is held back. */
@@ -62,8 +64,16 @@ export class SseFramer {
       this.boundaryPending = false;
       this.end(Buffer.alloc(0), 0, 0);
     }
-    if (this.pendingBytes > 0) (this.oversized ? this.onUnjudged : this.onTail)(this.take());
-    this.oversized = false;
+    if (this.oversized) {
+      if (this.pendingBytes > 0) this.onUnjudged(this.take());
+      this.oversized = false;
+      this.onOversizedEnd();
+    } else if (this.pendingBytes > 0) {
+      const raw = this.take();
+      // A tail that is too large to judge is an oversized event too.
+      if (raw.length > this.maxEventBytes) this.oversizedWhole(raw);
+      else this.onTail(raw);
+    }
   }
 
   private end(chunk: Buffer, start: number, end: number): void {
@@ -73,9 +83,22 @@ export class SseFramer {
     }
     if (this.pendingBytes === 0) return;
     const raw = this.take();
-    if (this.oversized) this.onUnjudged(raw);
-    else this.onEvent(raw);
-    this.oversized = false;
+    if (this.oversized) {
+      this.onUnjudged(raw);
+      this.oversized = false;
+      this.onOversizedEnd();
+    } else if (raw.length > this.maxEventBytes) {
+      // Whole in one chunk, but larger than the decoder reads: an oversized event as if it had come in pieces.
+      this.oversizedWhole(raw);
+    } else {
+      this.onEvent(raw);
+    }
+  }
+
+  private oversizedWhole(raw: Buffer): void {
+    this.onOversized();
+    this.onUnjudged(raw);
+    this.onOversizedEnd();
   }
 
   private hold(piece: Buffer): void {
