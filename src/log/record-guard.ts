@@ -56,7 +56,7 @@ function withMaskedReasons(decision: unknown): unknown {
     if (!isPlainObject(rule)) return;
     const reason = typeof rule.reason === "string" ? maskShapedTextOnce(rule.reason, "reason") : rule.reason;
     // A finding's detail may quote what the peer named (an unknown tool's name): masked by shape too.
-    const findings = Array.isArray(rule.findings) ? maskShaped(rule.findings) : rule.findings;
+    const findings = Array.isArray(rule.findings) ? maskByShape(rule.findings, maskShapedTextOnce) : rule.findings;
     if (reason === rule.reason && findings === rule.findings) return;
     const masked: Record<string, unknown> = { ...rule };
     if (reason !== rule.reason) masked.reason = reason;
