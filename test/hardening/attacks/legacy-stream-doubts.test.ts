@@ -13,23 +13,7 @@ import type { TestProxy } from "../../helpers/proxy-harness.js";
 import type { ScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
 import { AWS_KEY_ID } from "../../policy/scripted-server.js";
 import { wireScenario } from "../../policy/wire-scenario.js";
-
-const leak = (id: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } });
-
-const PY_LINE_BREAKS = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/;
-
-/** What httpx-sse 0.4.0 dispatches: the data of each event, from lines split as str.splitlines() does. */
-function pythonEvents(text: string): string[] {
-  const out: string[] = [];
-  let data: string[] = [];
-  for (const line of text.split(PY_LINE_BREAKS)) {
-    if (line === "") {
-      if (data.length > 0) out.push(data.join("\n"));
-      data = [];
-    } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-  }
-  return out;
-}
+import { leak, pythonEvents } from "./python-sse-reader.js";
 
 /** How httpx decodes a body: the last `charset=` of its Content-Type lines joined with ", " (ISO-8859-1 as Python reads it). */
 function httpxText(headers: Record<string, string | string[] | undefined>, body: Buffer): string {

@@ -8,22 +8,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AWS_KEY_ID, defaultScript, type ScriptedMcp } from "../../policy/scripted-server.js";
 import type { WireClient } from "../../policy/wire-client.js";
 import { wireScenario } from "../../policy/wire-scenario.js";
-
-const leak = (id: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } });
-
-const PY_LINE_BREAKS = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/;
-
-function pythonEvents(text: string): string[] {
-  const out: string[] = [];
-  let data: string[] = [];
-  for (const line of text.split(PY_LINE_BREAKS)) {
-    if (line === "") {
-      if (data.length > 0) out.push(data.join("\n"));
-      data = [];
-    } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-  }
-  return out;
-}
+import { leak, pythonEvents } from "./python-sse-reader.js";
 
 describe("the id of a replaced SSE event (enforce mode)", () => {
   let mcp: ScriptedMcp;

@@ -10,24 +10,7 @@ import type { LogRecord, TestProxy } from "../../helpers/proxy-harness.js";
 import { AWS_KEY_ID, defaultScript, type ScriptedMcp } from "../../policy/scripted-server.js";
 import type { WireClient } from "../../policy/wire-client.js";
 import { wireScenario } from "../../policy/wire-scenario.js";
-
-const leak = (id: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } });
-
-/** The lines httpx reads from a text (str.splitlines). */
-const PY_LINE_BREAKS = /\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/;
-
-/** What httpx-sse 0.4.0 dispatches: the data of each event, from lines split as httpx splits them. */
-function pythonEvents(text: string): string[] {
-  const out: string[] = [];
-  let data: string[] = [];
-  for (const line of text.split(PY_LINE_BREAKS)) {
-    if (line === "") {
-      if (data.length > 0) out.push(data.join("\n"));
-      data = [];
-    } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-  }
-  return out;
-}
+import { leak, pythonEvents } from "./python-sse-reader.js";
 
 describe("an event stream with line breaks only httpx sees (enforce mode)", () => {
   let mcp: ScriptedMcp;
