@@ -172,6 +172,17 @@ function rfc2231Charset(value: string): string | null {
 
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8"]);
 
+/**
+ * Labels that every reader decodes with ASCII bytes read as ASCII: UTF-8, ASCII, the ISO-8859 and Windows
+ * single-byte sets. Under any other label (UTF-16, UTF-7, ISO-2022, or a Python codec such as unicode_escape,
+ * which httpx honours) the bytes the proxy writes or passes on may read as other text, line breaks included.
+ */
+const ASCII_KEEPING = /^(?:utf-?8|unicode-1-1-utf-8|us-ascii|ascii|iso[-_ ]?8859[-_ ]?(?:[1-9]|1[0-6])|latin-?[1-9]|l[1-9]|windows-125[0-8]|cp125[0-8]|cp819|ibm819)$/;
+
+export function keepsAscii(charset: string): boolean {
+  return ASCII_KEEPING.test(charset);
+}
+
 const BOMS: { bytes: number[]; encoding: "utf-32le" | "utf-32be" | "utf-16le" | "utf-16be" }[] = [
   { bytes: [0xff, 0xfe, 0x00, 0x00], encoding: "utf-32le" },
   { bytes: [0x00, 0x00, 0xfe, 0xff], encoding: "utf-32be" },

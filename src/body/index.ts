@@ -13,7 +13,7 @@ export type { BodyCollector, JsonParse } from "./json-body.js";
 export { createSseDecoder } from "./sse-decoder.js";
 export { createContentDecoder, guardedDecoderTap, parseContentEncoding, zstdSupported } from "./content-decoding.js";
 export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body.js";
-export { BOMB_RATIO, charsetDoubt, charsetsOf, readJsonBody, textReadings, type DecodedBytes, type JsonReading } from "./body-reading.js";
+export { BOMB_RATIO, charsetDoubt, charsetsOf, keepsAscii, readJsonBody, textReadings, type DecodedBytes, type JsonReading } from "./body-reading.js";
 export { readStream, type StreamReading } from "./stream-reading.js";
 
 /** Largest body or SSE event decoded by default (`--max-inspect-bytes`); larger ones are forwarded, not inspected. */

@@ -1,6 +1,6 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { bodyModeFor, charsetsOf, createBodyDecoder, keepsAscii, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
@@ -206,6 +206,13 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const streamLike = mentionsEventStream(ex.response.rawHeaders);
       if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted || streamLike)) {
         refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`);
+        return;
+      }
+      // An event stream under a charset that may not read ASCII as ASCII: neither what is passed on nor what the
+      // proxy writes in place of a denied event reads to every client as the proxy reads it.
+      const foreign = opts.enforce && streamLike ? charsetsOf(ex.response.headers["content-type"]).find((c) => !keepsAscii(c)) : undefined;
+      if (opts.enforce && foreign !== undefined) {
+        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under charset "${foreign}", which a client may read otherwise than the proxy: not passed on`);
         return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);

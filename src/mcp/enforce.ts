@@ -4,6 +4,7 @@ import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
 import type { McpFlow } from "./flow.js";
 import type { Judged } from "./rpc-event.js";
+import type { PendingRequest } from "./correlator.js";
 import type { MessageHandler } from "./tracker.js";
 
 export interface EnforceOptions {
@@ -193,6 +194,16 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
   const charsets = charsetsOf(ex.response!.headers["content-type"]);
   let oversizedDenial: Judged | null = null;
+  const recordOversized = (): Judged => pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
+  // The requests this stream answers: those of its own exchange, and on a legacy HTTP+SSE stream those POSTed
+  // to its endpoint (answered here, never on their own exchange).
+  const answeredHere = (p: PendingRequest): boolean =>
+    p.direction === "client_to_server" && (p.flow === ex.id || (flow.legacy?.streamFlow === ex.id && p.server === flow.server && p.session === flow.session));
+  /** The requests still unanswered get the error in place of the dropped event (it may have been their answer). */
+  const answerOversized = (denial: Judged): Buffer => {
+    const pending = pipeline.tracker.correlator.drain(answeredHere);
+    return pending.length === 0 ? DROPPED_EVENT : Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, denial.decision))));
+  };
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
@@ -205,6 +216,8 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       const found = charsetDoubt(received, charsets) ?? hiddenLineBreak(received);
       const escaped = found !== null ? escapedLineBreaks(received, charsets) : null;
       const raw = escaped ?? received;
+      // Escaping (or closing a tail) can take an event past what the decoder reads: too large to judge, then.
+      if (raw.length > opts.maxInspectBytes) return answerOversized(recordOversized());
       const doubt = escaped === null ? found : null;
       const events = judge(raw, doubt);
       // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
@@ -225,13 +238,11 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
     },
     // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
     // (the event may have been their answer), recorded with the event's own denial.
-    oversized: () => void (oversizedDenial = pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0)),
+    oversized: () => void (oversizedDenial = recordOversized()),
     oversizedEnd: () => {
       const denial = oversizedDenial;
       oversizedDenial = null;
-      if (denial === null) return Buffer.alloc(0);
-      const pending = pipeline.tracker.correlator.drain((p) => p.flow === ex.id && p.direction === "client_to_server");
-      return Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, denial.decision))));
+      return denial === null ? Buffer.alloc(0) : answerOversized(denial);
     },
     ...(coded
       ? {

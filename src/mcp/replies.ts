@@ -85,7 +85,16 @@ export function replacementForServerMessage({ event: e, decision }: Judged, remo
  */
 export function sseEvent(message: unknown, id?: string): Buffer {
   const kept = id !== undefined && /^[\x20-\x7e]+$/.test(id) ? id : undefined;
-  return Buffer.from(`event: message\n${kept ? `id: ${kept}\n` : ""}data: ${JSON.stringify(message)}\n\n`);
+  return Buffer.from(`event: message\n${kept ? `id: ${kept}\n` : ""}data: ${asciiJson(message)}\n\n`);
+}
+
+/**
+ * JSON with every character past ASCII written as a `\uXXXX` escape (the same value to every JSON reader):
+ * U+2028, U+2029 and NEL in a server-chosen text (an id, a kept tool's description) would otherwise break the
+ * line for a reader that splits as httpx does, and under a single-byte label a byte of a UTF-8 sequence may too.
+ */
+function asciiJson(message: unknown): string {
+  return JSON.stringify(message).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 export const DROPPED_EVENT = Buffer.from(": mcp-wiretap policy blocked a message\n\n");

@@ -155,7 +155,13 @@ function sendEvents(
     rewriter.maxEventBytes,
     // An event too large to judge: passed on as it comes, unless the rewriter replaces it (enforce mode).
     (raw) => !broken && !rewriter.oversizedEnd && write(raw),
-    () => rewriter.oversized?.(),
+    () => {
+      try {
+        rewriter.oversized?.();
+      } catch {
+        broken = true; // what could not be recorded is not passed on
+      }
+    },
     // The stream ended mid-event: a reader that dispatches what it has at the end would read this tail as an
     // event, so it is judged as one (closed by a blank line); passed on as received unless it was denied.
     (raw) => {
