@@ -141,7 +141,8 @@ export function charsetsOf(contentType: string | readonly string[] | undefined):
   const value = typeof contentType === "string" ? contentType : contentType?.[0];
   // Most content types name no charset: no match list to build (the same letters, the same `i` flag).
   if (value === undefined || !/charset/i.test(value)) return [];
-  const plain = [...value.matchAll(/;\s*charset\s*=\s*("?)([^";\s]*)\1/gi)].map((m) => m[2]!.toLowerCase());
+  // Spaces as Python's str.strip() takes them (email.message, so httpx): NEL and FS to US too.
+  const plain = [...value.matchAll(/;[\s\x85\x1c-\x1f]*charset[\s\x85\x1c-\x1f]*=[\s\x85\x1c-\x1f]*("?)([^";\s\x85\x1c-\x1f]*)\1/gi)].map((m) => m[2]!.toLowerCase());
   const extended = rfc2231Charset(value);
   return extended !== null && !plain.includes(extended) ? [...plain, extended] : plain;
 }
@@ -153,7 +154,7 @@ export function charsetsOf(contentType: string | readonly string[] | undefined):
  */
 function rfc2231Charset(value: string): string | null {
   const pieces: { n: number; text: string; encoded: boolean }[] = [];
-  for (const m of value.matchAll(/;\s*charset\*(?:(\d+)(\*)?)?\s*=\s*("?)([^";\s]*)\3/gi)) {
+  for (const m of value.matchAll(/;[\s\x85\x1c-\x1f]*charset\*(?:(\d+)(\*)?)?[\s\x85\x1c-\x1f]*=[\s\x85\x1c-\x1f]*("?)([^";\s\x85\x1c-\x1f]*)\3/gi)) {
     const encoded = m[1] === undefined || m[2] === "*";
     pieces.push({ n: m[1] === undefined ? 0 : Number(m[1]), text: m[4]!, encoded });
   }

@@ -33,7 +33,7 @@ export function addPayloadOptions(cmd: Command): Command {
         .argParser(parsePositiveInt),
     )
     .addOption(
-      new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected (monitor mode) or refused (enforce mode)")
+      new Option("--max-inspect-bytes <n>", "largest body or SSE event decoded; larger ones are forwarded whole but not inspected (monitor mode); enforce mode refuses requests, MCP answers and SSE events that large")
         .default(DEFAULT_MAX_INSPECT_BYTES)
         .argParser(parsePositiveInt),
     );

@@ -210,9 +210,11 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       // An event stream under a charset that may not read ASCII as ASCII: neither what is passed on nor what the
       // proxy writes in place of a denied event reads to every client as the proxy reads it.
-      const foreign = opts.enforce && streamLike ? charsetsOf(ex.response.headers["content-type"]).find((c) => !keepsAscii(c)) : undefined;
+      // A type with bytes past printable ASCII may name a charset the proxy does not see (Python strips NEL as a
+      // space around a parameter's name): refused as well.
+      const foreign = opts.enforce && streamLike ? unreadCharset(ex.response.rawHeaders, ex.response.headers["content-type"]) : undefined;
       if (opts.enforce && foreign !== undefined) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under charset "${foreign}", which a client may read otherwise than the proxy: not passed on`);
+        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under ${foreign}, which a client may read otherwise than the proxy: not passed on`);
         return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
@@ -313,6 +315,13 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
       end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
     });
   });
+}
+
+/** Why an event stream's charset may read ASCII otherwise than as ASCII (see keepsAscii), or undefined. */
+function unreadCharset(raw: readonly string[] | undefined, contentType: string | readonly string[] | undefined): string | undefined {
+  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "content-type" && /[^\t\x20-\x7e]/.test(raw[i + 1]!)) return "a content-type with bytes past printable ASCII";
+  const charset = charsetsOf(contentType).find((c) => !keepsAscii(c));
+  return charset === undefined ? undefined : `charset "${charset}"`;
 }
 
 /** A Content-Type line names an event stream somewhere (`text/plain, text/event-stream` reads as one to httpx-sse). */

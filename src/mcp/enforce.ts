@@ -198,7 +198,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   // The requests this stream answers: those of its own exchange, and on a legacy HTTP+SSE stream those POSTed
   // to its endpoint (answered here, never on their own exchange).
   const answeredHere = (p: PendingRequest): boolean =>
-    p.direction === "client_to_server" && (p.flow === ex.id || (flow.legacy?.streamFlow === ex.id && p.server === flow.server && p.session === flow.session));
+    p.direction === "client_to_server" && (p.flow === ex.id || (flow.legacy?.streamFlow === ex.id && pipeline.tracker.legacy.lookup(p.server, p.path)?.streamFlow === ex.id));
   /** The requests still unanswered get the error in place of the dropped event (it may have been their answer). */
   const answerOversized = (denial: Judged): Buffer => {
     const pending = pipeline.tracker.correlator.drain(answeredHere);
@@ -337,12 +337,12 @@ function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: b
     for (const e of errors) flow.legacy.inject?.(sseEvent(e));
     return respond(202, undefined, "");
   }
-  const payload = JSON.stringify(batch ? errors : errors[0]);
+  const message = batch ? errors : errors[0];
   const accept = headerValue(flow.ex.request.headers["accept"]) ?? "";
   if (!/application\/json|\*\/\*/i.test(accept) && /text\/event-stream/i.test(accept)) {
-    return respond(200, "text/event-stream", `event: message\ndata: ${payload}\n\n`);
+    return respond(200, "text/event-stream", sseEvent(message).toString());
   }
-  return respond(200, "application/json", payload);
+  return respond(200, "application/json", JSON.stringify(message));
 }
 
 function respond(status: number, contentType: string | undefined, body: string): RequestVerdict {

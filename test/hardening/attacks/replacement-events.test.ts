@@ -106,4 +106,19 @@ describe("events the proxy writes in place of others (enforce mode)", () => {
     const events = pythonSseEvents(asHttpxReads);
     expect(events.map((e) => e.data).join("\n")).not.toContain(AWS_KEY_ID.slice(8));
   });
+
+  // Python strips NEL (and FS to US) as a space around a parameter's name; httpx then honours the charset.
+  for (const [where, type] of [["before", "text/event-stream; \x85charset=unicode_escape"], ["after", "text/event-stream; charset\x85=unicode_escape"]] as const) {
+    it(`a charset with NEL ${where} its name (Python strips it, the proxy did not): the stream is refused, no key reaches a unicode_escape reader`, async () => {
+      mcp.setScript((m) => {
+        const leak = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: `key ${AWS_KEY_ID}` }] } });
+        const clean = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { content: [] } });
+        const body = `id: 1\\n\\ndata: ${leak}\\n\\n:\ndata: ${clean}\n\n`;
+        return { kind: "raw", body: Buffer.from(body), headers: { "content-type": type } };
+      });
+      const res = await client.post(url, { jsonrpc: "2.0", id: 4714, method: "tools/call", params: { name: "lookup", arguments: {} } });
+      expect(res.text).not.toContain(AWS_KEY_ID.slice(8));
+      expect(res.text).toContain("-32052");
+    });
+  }
 });
