@@ -18,7 +18,7 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
     // A body of known length follows its head at once: they go out together. Anything else (an event stream,
     // a chunked body) may stay silent for long: its head goes out now.
-    if (upRes.headers["content-length"] === undefined) res.flushHeaders();
+    if (upRes.headers["content-length"] === undefined) sendHeadNow(res);
     upRes.on("end", () => {
       if (upRes.rawTrailers.length > 0 && res.chunkedEncoding) res.addTrailers(pairs(upRes.rawTrailers));
     });
@@ -125,7 +125,7 @@ function sendEvents(
   // Events may change size: the body can no longer keep a content-length. A decoded stream is sent as identity.
   const dropped = rewriter.decode ? ["content-length", "content-encoding"] : ["content-length"];
   res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
-  res.flushHeaders();
+  sendHeadNow(res);
   const queued: Buffer[] = [];
   const write = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw)) {
@@ -212,4 +212,13 @@ function pairs(raw: readonly string[]): [string, string][] {
   const out: [string, string][] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
   return out;
+}
+
+/**
+ * Sends the head before any body. Not flushHeaders(): node writes the head as UTF-8 there, so a header byte past
+ * ASCII (read, judged and recorded as latin-1) would reach the client re-encoded; with an empty Buffer it goes
+ * out as received. (A response that may have no body ignores the write: its head goes with its end.)
+ */
+function sendHeadNow(res: http.ServerResponse): void {
+  res.write(Buffer.alloc(0));
 }
