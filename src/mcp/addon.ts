@@ -205,7 +205,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const types = headerLines(ex.response.rawHeaders, "content-type");
       const streamLike = mentionsEventStream(ex.response.rawHeaders);
       if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted || streamLike)) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`);
+        refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`, streamLike);
         return;
       }
       // An event stream under a charset that may not read ASCII as ASCII: neither what is passed on nor what the
@@ -214,14 +214,14 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       // space around a parameter's name): refused as well.
       const foreign = opts.enforce && streamLike ? unreadCharset(ex.response.rawHeaders, ex.response.headers["content-type"]) : undefined;
       if (opts.enforce && foreign !== undefined) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under ${foreign}, which a client may read otherwise than the proxy: not passed on`);
+        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under ${foreign}, which a client may read otherwise than the proxy: not passed on`, true);
         return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
       if (mode === "ignored") {
         if (opts.enforce && (answersWithBody(flow) || streamLike)) {
           const type = headerValue(ex.response.headers["content-type"]) ?? "none";
-          refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`);
+          refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`, streamLike);
         }
         return;
       }

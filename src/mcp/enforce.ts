@@ -132,10 +132,12 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
  * `text/event-streamx`: the Python SDK, httpx-sse) still reads. Its body is not passed on: the requests it
  * answers get the error instead.
  */
-export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, why: string): void {
+export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, why: string, now = false): void {
   flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
+    // An event stream is refused on its head: it may never end, and its client would wait for nothing.
+    now,
     rewrite: async (body) => {
       if (body !== null && !/\S/.test(body.toString("latin1"))) return null;
       flow.refusedResponse = true;

@@ -61,7 +61,11 @@ export type ResponseRewriter =
    * The whole body, held (up to `maxBytes`; null past it, then passed on unchanged); returns the new body
    * (sent as `application/json` without any content-encoding) or null to keep it.
    */
-  | { kind: "whole"; maxBytes: number; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
+  /**
+   * `rewrite(null)`: the body is too large to hold, or (`now`) refused on its head alone: what it returns goes out
+   * at once instead of the body, which is not waited for (an event stream may never end).
+   */
+  | { kind: "whole"; maxBytes: number; now?: boolean; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
   /**
    * An event stream, one raw event at a time (with its blank line); returns the bytes to send instead.
    * `decode`: the body is content-coded; what the returned tap hands to `out` is framed instead, and the

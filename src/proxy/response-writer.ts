@@ -52,8 +52,10 @@ function sendWhole(
   const onData = (chunk: Buffer): void => {
     chunks.push(chunk);
     size += chunk.length;
-    if (size <= rewriter.maxBytes) return;
-    // Too large to hold: the rewriter says what goes out instead (fail closed), or it passes unchanged.
+    if (size > rewriter.maxBytes) replaceUnheld();
+  };
+  /** Too large to hold (or refused on its head): the rewriter says what goes out instead (fail closed), or it passes unchanged. */
+  const replaceUnheld = (): void => {
     passedThrough = true;
     upRes.off("data", onData);
     upRes.pause();
@@ -109,9 +111,10 @@ function sendWhole(
     res.writeHead(head.status, head.statusMessage, [...headers, ...type, "content-length", String(final.length)]);
     res.end(final);
   };
+  upRes.on("error", () => res.destroy());
+  if (rewriter.now) return replaceUnheld();
   upRes.on("data", onData);
   upRes.on("end", () => void onEnd());
-  upRes.on("error", () => res.destroy());
 }
 
 function sendEvents(

@@ -121,4 +121,29 @@ describe("events the proxy writes in place of others (enforce mode)", () => {
       expect(res.text).toContain("-32052");
     });
   }
+
+  // A refused stream was held until the upstream ended it (or it passed the limit): a GET stream's client waited
+  // for nothing until its own timeout.
+  for (const [what, type] of [
+    ["a charset the proxy cannot read", "text/event-stream; charset=utf-16le"],
+    ["two Content-Type lines", ["text/event-stream", "text/event-stream; charset=iso-8859-1"]],
+  ] as const) {
+    it(`a GET stream refused for ${what} is answered at once, not held until the upstream ends it`, async () => {
+      const route = `/sse-held-${what.length}`;
+      up.route("GET", route, (_req, res) => {
+        res.setHeader("content-type", type);
+        res.writeHead(200);
+        const ping = setInterval(() => res.write(": ping\n\n"), 100);
+        const end = setTimeout(() => res.end(), 4000);
+        res.on("close", () => (clearInterval(ping), clearTimeout(end)));
+      });
+      const started = Date.now();
+      const res = await request(`${up.url}${route}`, { method: "GET", dispatcher: agent, headers: { accept: "text/event-stream" }, headersTimeout: 5000, bodyTimeout: 5000 });
+      const body = Buffer.from(await res.body.arrayBuffer()).toString("utf8");
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(String(res.headers["content-type"])).not.toContain("event-stream");
+      expect(body).not.toContain("ping");
+      await proxy.waitForRecord((r) => r.kind === "invalid" && JSON.stringify(r).includes(route), { what: "the refusal's record" });
+    });
+  }
 });
