@@ -45,23 +45,11 @@ export function guardRecord<T extends Record<string, unknown>>(record: T, secret
 }
 
 /**
- * A decision identifies the message (never scrubbed by value), but its rules' reasons may quote what the
- * peer sent (a routing header, a duplicated member name): those are masked by shape.
+ * A decision identifies the message (never scrubbed by value), but its rules' reasons and findings may quote
+ * what the peer sent (a routing header, a duplicated member name, an unknown tool's name): masked by shape.
  */
 function withMaskedReasons(decision: unknown): unknown {
   if (!isPlainObject(decision) || !Array.isArray(decision.rules)) return decision;
-  const given = decision.rules as unknown[];
-  let rules: unknown[] | null = null;
-  given.forEach((rule, i) => {
-    if (!isPlainObject(rule)) return;
-    const reason = typeof rule.reason === "string" ? maskShapedTextOnce(rule.reason, "reason") : rule.reason;
-    // A finding's detail may quote what the peer named (an unknown tool's name): masked by shape too.
-    const findings = Array.isArray(rule.findings) ? maskByShape(rule.findings, maskShapedTextOnce) : rule.findings;
-    if (reason === rule.reason && findings === rule.findings) return;
-    const masked: Record<string, unknown> = { ...rule };
-    if (reason !== rule.reason) masked.reason = reason;
-    if (findings !== rule.findings) masked.findings = findings;
-    (rules ??= given.slice())[i] = masked;
-  });
-  return rules === null ? decision : { ...decision, rules };
+  const rules = maskByShape(decision.rules, maskShapedTextOnce);
+  return rules === decision.rules ? decision : { ...decision, rules };
 }

@@ -169,7 +169,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (opts.enforce) stripContentCoding(ex);
       // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode
       // every message of such a body is unreadable (refused with -32052 or, for a body of none, an id-less error).
-      const types = headerLines(ex.request.rawHeaders, "content-type");
+      const types = headerLines(ex.request.rawHeaders, "content-type").length;
       if (opts.enforce && types > 1) flow.requestHeaderDoubt = `request has ${types} Content-Type header lines; receivers may read either`;
       // A request body is JSON or nothing to a server: one labelled an event stream is read as JSON too (below).
       if (bodyModeFor(h["content-type"]) === "json") {
@@ -202,8 +202,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       // A legacy HTTP+SSE stream is not known to be MCP yet when its headers arrive (no MCP header on its GET):
       // any response a client may take for an event stream (httpx-sse looks for "text/event-stream" anywhere in
       // the type) is held to the same rule.
-      const types = headerLines(ex.response.rawHeaders, "content-type");
-      const streamLike = mentionsEventStream(ex.response.rawHeaders);
+      const typeLines = headerLines(ex.response.rawHeaders, "content-type");
+      const types = typeLines.length;
+      // httpx-sse takes a type naming "text/event-stream" anywhere (`text/plain, text/event-stream`) for a stream.
+      const streamLike = typeLines.some((line) => /text\/event-stream/i.test(line));
       if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted || streamLike)) {
         refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`, streamLike);
         return;
@@ -212,7 +214,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       // proxy writes in place of a denied event reads to every client as the proxy reads it.
       // A type with bytes past printable ASCII may name a charset the proxy does not see (Python strips NEL as a
       // space around a parameter's name): refused as well.
-      const foreign = opts.enforce && streamLike ? unreadCharset(ex.response.rawHeaders, ex.response.headers["content-type"]) : undefined;
+      const foreign = opts.enforce && streamLike ? unreadCharset(typeLines, ex.response.headers["content-type"]) : undefined;
       if (opts.enforce && foreign !== undefined) {
         refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under ${foreign}, which a client may read otherwise than the proxy: not passed on`, true);
         return;
@@ -251,7 +253,6 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
 }
 
-/** Once every body of the exchange is decoded: what its end means for the requests and the session. */
 /** An MCP POST or session GET (not legacy) answered 2xx with a body its client reads messages from (not 202/204). */
 function answersWithBody(flow: McpFlow): boolean {
   const { request, response } = flow.ex;
@@ -259,6 +260,7 @@ function answersWithBody(flow: McpFlow): boolean {
   return response.status >= 200 && response.status < 300 && response.status !== 202 && response.status !== 204;
 }
 
+/** Once every body of the exchange is decoded: what its end means for the requests and the session. */
 function finish(pipeline: MessageHandler, flow: McpFlow): void {
   const tracker: McpTracker = pipeline.tracker;
   const ex = flow.ex;
@@ -318,16 +320,10 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
 }
 
 /** Why an event stream's charset may read ASCII otherwise than as ASCII (see keepsAscii), or undefined. */
-function unreadCharset(raw: readonly string[] | undefined, contentType: string | readonly string[] | undefined): string | undefined {
-  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "content-type" && /[^\t\x20-\x7e]/.test(raw[i + 1]!)) return "a content-type with bytes past printable ASCII";
+function unreadCharset(typeLines: readonly string[], contentType: string | readonly string[] | undefined): string | undefined {
+  if (typeLines.some((line) => /[^\t\x20-\x7e]/.test(line))) return "a content-type with bytes past printable ASCII";
   const charset = charsetsOf(contentType).find((c) => !keepsAscii(c));
   return charset === undefined ? undefined : `charset "${charset}"`;
-}
-
-/** A Content-Type line names an event stream somewhere (`text/plain, text/event-stream` reads as one to httpx-sse). */
-function mentionsEventStream(raw: readonly string[] | undefined): boolean {
-  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === "content-type" && /text\/event-stream/i.test(raw[i + 1]!)) return true;
-  return false;
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

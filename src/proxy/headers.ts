@@ -44,9 +44,9 @@ export function headerValue(value: string | string[] | undefined): string | unde
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** How many header lines of `raw` (name, value, ...) carry the field `name` (lower-case). */
-export function headerLines(raw: readonly string[] | undefined, name: string): number {
-  let n = 0;
-  if (raw) for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++;
-  return n;
+/** The values of the header lines of `raw` (name, value, ...) that carry the field `name` (lower-case), as received. */
+export function headerLines(raw: readonly string[] | undefined, name: string): string[] {
+  const out: string[] = [];
+  if (raw) for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+  return out;
 }
