@@ -4,6 +4,7 @@ import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE, withoutDeniedTools } from "../mcp/replies.js";
 import { nameReadings } from "./name-readings.js";
 import type { Policy } from "./policy.js";
+import { defineMember } from "../log/redact/members.js";
 
 export { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE };
 
@@ -76,15 +77,12 @@ function headerReading(raw: unknown, routed: { header: string; headerValue: stri
   const params = typeof message.params === "object" && message.params !== null ? { ...(message.params as Record<string, unknown>) } : {};
   for (const m of routed) {
     if (m.header === "Mcp-Method") message.method = m.headerValue;
-    if (m.header === "Mcp-Name") defineOwn(params, message.method === "resources/read" ? "uri" : "name", m.headerValue);
+    if (m.header === "Mcp-Name") defineMember(params, message.method === "resources/read" ? "uri" : "name", m.headerValue);
   }
   message.params = params;
   return message;
 }
 
-function defineOwn(target: Record<string, unknown>, name: string, value: unknown): void {
-  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** The event as another reading of its body: a request names its own method and tool, a response keeps its request's. */
 function alternateReading(e: RpcEvent, raw: unknown): RpcEvent {

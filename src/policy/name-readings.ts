@@ -5,6 +5,8 @@
  * match winning: `{"name":"echo","Name":"delete_everything"}` calls `delete_everything` there.
  */
 
+import { defineMember } from "../log/redact/members.js";
+
 const IGNORABLE = /[\p{Cc}\p{Cf}]/gu;
 
 /** Printable ASCII without spaces: already NFKC, nothing to drop or trim (the usual method and tool name). */
@@ -50,7 +52,7 @@ function normalised(message: Members, method: unknown, given: unknown, name: unk
   const copy: Members = { ...message, method: looseMethod };
   if (params !== null) {
     const p = { ...params };
-    if (tool !== null) defineOwn(p, "name", tool);
+    if (tool !== null) defineMember(p, "name", tool);
     copy.params = p;
   } else if (given !== undefined) copy.params = given;
   return copy;
@@ -67,8 +69,4 @@ export function foldedMember(object: Members, field: string): unknown {
     if (key === field || key.toLowerCase().replaceAll("\u017f", "s").replaceAll("\u212a", "k") === field) value = object[key];
   }
   return value;
-}
-
-function defineOwn(target: Members, name: string, value: unknown): void {
-  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
 }
