@@ -220,6 +220,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         return;
       }
       const mode = bodyModeFor(ex.response.headers["content-type"]);
+      // The same for a JSON answer of an MCP exchange: a client that decodes the header as UTF-8 (httpx) and the
+      // body with its charset (httpx's `response.text`) may read a charset (UTF-7, say) the proxy never saw.
+      if (opts.enforce && mode === "json" && (flow.isMcp || flow.hinted) && foreignTypeBytes(typeLines)) {
+        refuseUnreadResponse(pipeline, flow, opts.enforce, "JSON answer under a content-type with bytes past printable ASCII, which a client may read otherwise than the proxy: not passed on");
+        return;
+      }
       if (mode === "ignored") {
         if (opts.enforce && (answersWithBody(flow) || streamLike)) {
           const type = headerValue(ex.response.headers["content-type"]) ?? "none";
@@ -321,9 +327,14 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
 
 /** Why an event stream's charset may read ASCII otherwise than as ASCII (see keepsAscii), or undefined. */
 function unreadCharset(typeLines: readonly string[], contentType: string | readonly string[] | undefined): string | undefined {
-  if (typeLines.some((line) => /[^\t\x20-\x7e]/.test(line))) return "a content-type with bytes past printable ASCII";
+  if (foreignTypeBytes(typeLines)) return "a content-type with bytes past printable ASCII";
   const charset = charsetsOf(contentType).find((c) => !keepsAscii(c));
   return charset === undefined ? undefined : `charset "${charset}"`;
+}
+
+/** A Content-Type line holds a byte other than tab and printable ASCII (node reads it as latin-1, httpx as UTF-8 when it is). */
+function foreignTypeBytes(typeLines: readonly string[]): boolean {
+  return typeLines.some((line) => /[^\t\x20-\x7e]/.test(line));
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

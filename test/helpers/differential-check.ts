@@ -127,7 +127,7 @@ function messagesIn(req: UpstreamRequest): Record<string, unknown>[] {
   } catch {
     // not in this coding after all
   }
-  const labels = req.contentTypes.map((t) => /charset=([^;\s]+)/i.exec(t)?.[1]).filter((c) => c !== undefined);
+  const labels = req.contentTypes.flatMap(charsetLabels);
   const texts = new Set<string>();
   for (const body of bodies) {
     // A label with no byte order (utf-16, utf-32) is read both ways.
@@ -146,6 +146,15 @@ function messagesIn(req: UpstreamRequest): Record<string, unknown>[] {
     }
   }
   return out;
+}
+
+/**
+ * The charsets a server may read in one Content-Type line: `charset=x` anywhere, with spaces (or NEL, which
+ * Python strips) around `=` and quotes, and the RFC 2231 form `charset*=utf-8''x` (Python's email.message).
+ */
+export function charsetLabels(type: string): string[] {
+  const forms = [/charset=([^;\s]+)/i, /charset[\s\x85]*=[\s\x85]*"?([^";\s\x85]+)/i, /charset\*(?:0\*?)?[\s\x85]*=[\s\x85]*"?[^']*'[^']*'([^";\s]+)/i];
+  return [...new Set(forms.map((f) => f.exec(type)?.[1]).filter((c) => c !== undefined).map((c) => c.replace(/"$/, "")))];
 }
 
 /** What the upstream read that the records do not account for. */

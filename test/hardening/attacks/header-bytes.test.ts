@@ -16,6 +16,14 @@ describe("response header bytes past ASCII reach the client as the upstream sent
   beforeAll(async () => {
     upstream = http.createServer((req, res) => {
       // A chunked body (no content-length): its head is sent before the body.
+      if (req.url === "/length" || req.url === "/empty") {
+        // A body of known length (or none): the head goes out with it.
+        const body = req.url === "/length" ? "ok" : "";
+        res.writeHead(200, { "content-type": "text/plain", "content-length": String(body.length), "x-note": "caf\xe9 \x85" });
+        // A Buffer: node writes the head as latin-1 with it (with a string body, as UTF-8).
+        res.end(Buffer.from(body));
+        return;
+      }
       res.writeHead(200, { "content-type": req.url === "/sse" ? "text/event-stream" : "text/plain", "x-note": "caf\xe9 \x85" });
       setTimeout(() => res.end(req.url === "/sse" ? ": ping\n\n" : "ok"), 20);
     });
@@ -28,7 +36,7 @@ describe("response header bytes past ASCII reach the client as the upstream sent
     upstream?.close();
   });
 
-  for (const path of ["/sse", "/chunked"]) {
+  for (const path of ["/sse", "/chunked", "/length", "/empty"]) {
     it(`${path}: the header's bytes are E9 and 85, not their UTF-8 re-encoding`, async () => {
       const socket = net.connect(proxy.reversePorts[0]!, "127.0.0.1");
       socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);

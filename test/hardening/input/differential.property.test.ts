@@ -14,7 +14,7 @@ import zlib from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeText } from "../../helpers/charsets.js";
-import { parseAsUpstream } from "../../helpers/differential-check.js";
+import { charsetLabels, parseAsUpstream } from "../../helpers/differential-check.js";
 import {
   ALLOWED_TOOL,
   DENIED_TOOL,
@@ -29,7 +29,10 @@ import {
 const METHODS = ["GET", "POST", "DELETE", "HEAD", "OPTIONS", "PUT", "PATCH"] as const;
 const FRAMINGS = ["content-length", "chunked", "none", "content-length+chunked", "Chunked", "chunked ", "gzip, chunked", "identity", "chunked, chunked"] as const;
 const CONNECTION_TOKENS = ["keep-alive", "Upgrade", "Content-Length", "Transfer-Encoding", "Host", "Content-Type", "Content-Encoding", "Mcp-Session-Id", "X-Note"] as const;
-const CONTENT_TYPES = [null, "application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/json; charset=iso-8859-1", "application/json; charset=utf-16", "text/plain", "application/x-ndjson", "text/event-stream", "text/plain; charset=utf-16le"] as const;
+const CONTENT_TYPES = [null, "application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "application/json; charset=iso-8859-1", "application/json; charset=utf-16", "text/plain", "application/x-ndjson", "text/event-stream", "text/plain; charset=utf-16le",
+  // Charsets a strict parser misses and Python's email.message reads: NEL (latin-1, or UTF-8 C2 85) before the
+  // name, spaces and quotes around `=`, the RFC 2231 form.
+  "application/json;\x85charset=utf-16le", "application/json;\xc2\x85charset=utf-16le", "application/json; CHARSET = \"utf-16le\"", "application/json; charset*=utf-8''utf-16le"] as const;
 /** A second Content-Type line after the first: servers differ on which one counts. */
 const SECOND_CONTENT_TYPES = [null, null, null, null, null, null, "application/json", "text/plain; charset=utf-16le"] as const;
 /** The body's encoding: UTF-8, the last Content-Type's charset, or a wide encoding no header names (no byte-order mark). */
@@ -106,7 +109,7 @@ const message = (id: number | null, tool: Record<string, string>): Record<string
 /** The charset the body is written in. */
 function charsetOf(v: Variant): string {
   if (v.bodyCharset !== "as labelled") return v.bodyCharset;
-  const label = /charset=([^;\s]+)/i.exec(v.secondContentType ?? v.contentType ?? "")?.[1] ?? "utf-8";
+  const label = charsetLabels(v.secondContentType ?? v.contentType ?? "").at(-1) ?? "utf-8";
   return label.toLowerCase() === "utf-16" ? "utf-16le" : label;
 }
 
