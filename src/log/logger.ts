@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { fstatSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
@@ -10,6 +10,7 @@ import { guardRecord } from "./record-guard.js";
 import { serializeRecordsOnce } from "./record-json.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
+import { descriptorOfPath } from "../util/private-file.js";
 import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
 
 export type { Logger };
@@ -66,9 +67,9 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
-  const audit = opts.auditChain ? prepareAuditChain(opts.auditChain.dir, opts.file && !opts.stream ? opts.file : null) : null;
+  let audit: ReturnType<typeof prepareAuditChain> | null = null;
   let chain: AuditChain | null = null;
-  let saved = audit?.from?.seq ?? -1;
+  let saved = -1;
   // After each write that left nothing queued: the newest record handed over is in the file.
   const checkpoint = (): void => {
     const last = chain?.last;
@@ -77,8 +78,18 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     audit.state.save(last);
   };
   const base = opts.stream
-    ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
+    ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target, file: null }
     : writerDestination(opts, target, health, checkpoint);
+  if (opts.auditChain) {
+    try {
+      // A stream (a device, a FIFO, stdout) keeps no state: nothing can be read back from it to verify.
+      audit = prepareAuditChain(opts.auditChain.dir, base.file);
+    } catch (error) {
+      void base.flush();
+      throw error;
+    }
+    saved = audit.from?.seq ?? -1;
+  }
   // The tee sits after the audit chain: subscribers see each line exactly as written.
   const records = new RecordStream();
   const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
@@ -120,16 +131,36 @@ function openWriter(options: BatchWriterOptions): BatchWriter {
   }
 }
 
+function assertOpen(fd: number, file: string): void {
+  try {
+    fstatSync(fd);
+  } catch {
+    throw new LogFileError(`--log-file ${file}: descriptor ${fd} is not open in this process. Give a file, or a descriptor the shell opened.`);
+  }
+}
+
+/**
+ * `file`: the regular file written, when it is one (the audit chain keeps a state for it alone). A path that
+ * names a descriptor (/dev/stdout) is written as that descriptor; a device, a FIFO or a socket as a stream,
+ * never rotated (see BatchWriter).
+ */
 function writerDestination(opts: LogFileOptions, target: string, health: LogHealth, onWritten: () => void) {
-  const file = opts.file;
-  const rotation = file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
+  const fd = opts.file ? descriptorOfPath(opts.file) : (opts.fd ?? 1);
+  const file = fd === null ? opts.file! : null;
+  if (opts.file && fd !== null) assertOpen(fd, opts.file);
+  const rotation = opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
   const writer = openWriter({
-    target: file ? { file } : { fd: opts.fd ?? 1 },
-    ...rotation,
+    target: file ? { file } : { fd: fd! },
+    ...(file && rotation),
     maxBufferedBytes: MAX_BUFFERED_BYTES,
     health,
     onWritten,
   });
-  const describe = rotation ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)` : target;
-  return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close() };
+  const stream = file ? writer.streamKind : opts.file ? "a stream" : null;
+  const describe = stream
+    ? `${target}, not rotated (${stream})`
+    : file && rotation
+      ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)`
+      : target;
+  return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close(), file: stream ? null : file };
 }
