@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { InvalidArgumentError } from "commander";
 import { validateHost } from "../proxy/target.js";
 
@@ -37,4 +38,16 @@ export function parseSize(value: string): number {
   const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined || Number(m[1]) < 1) throw new InvalidArgumentError("must be a size like 100M, 512k, 1G or a number of bytes.");
   return Number(m[1]) * unit;
+}
+
+/** A folder that exists, or a path where one can be made; an existing file is named as what it is. */
+export function parseFolder(value: string): string {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(value).isDirectory();
+  } catch {
+    return value; // missing (created when needed), or unreadable: said with its reason when used
+  }
+  if (!isFolder) throw new InvalidArgumentError("is a file, not a folder: give the folder that holds ca.pem, or a path that does not exist yet (it is created 0700).");
+  return value;
 }

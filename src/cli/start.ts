@@ -1,3 +1,4 @@
+import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
@@ -30,6 +31,8 @@ export interface StartOptions {
   caDir: string;
   logFile?: string;
   config?: string;
+  /** Overrides the policy file's mode. */
+  mode?: PolicyMode;
   upstreamCa: string[];
   insecureUpstream: boolean;
   passthrough: string[];
@@ -93,7 +96,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const state = opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors);
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
@@ -173,7 +176,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       caCreated: ca.created,
       logTarget: sink.target,
       insecure: opts.insecureUpstream,
-      policy: `${policyFile} (${policyConfig.mode})`,
+      policy: `${policyFile} (${policyConfig.mode}${opts.mode ? ", from --mode" : ""})`,
       reverse: reverseLines,
       ...(opts.clientHint !== false && reverse.length === 0 ? { client: clientHint(address, ca, opts) } : {}),
       ...(ui ? { ui: ui.url } : {}),

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
 import { addFilterOptions } from "../tail/command.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
-import { compileFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { buildHar } from "./har.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
@@ -66,11 +66,24 @@ export async function exportCommand(
     }
     throw err;
   }
+  const source = isStdin(file) ? "the input" : file;
+  if (records.length === 0) {
+    io.stderr.write(`mcp-wiretap: ${source} holds no mcp-wiretap record${skipped > 0 ? ` (${skipped} line(s) that are not JSON records skipped)` : ""}: nothing to export\n`);
+    return 1;
+  }
   const har = buildHar(records, {
     creator: { name: "mcp-wiretap", version: VERSION },
     filter: compileFilters(o),
     comment: `Exported by mcp-wiretap from ${isStdin(file) ? "stdin" : file}. Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.`,
   });
+  if (har.log.entries.length === 0) {
+    const stdioOnly = !records.some((r) => r.event === "http") && records.some((r) => String(r.server ?? "").startsWith("stdio:"));
+    io.stderr.write(
+      `mcp-wiretap: no HTTP exchange to export from ${source} (${records.length} record(s)${hasFilters(o) ? ", after the filters" : ""})` +
+        (stdioOnly ? `: a stdio log has no HTTP exchanges; \`export --html\` or \`tail\` show it\n` : "\n"),
+    );
+    return 1;
+  }
   const text = JSON.stringify(har, null, 2) + "\n";
   if (o.har === "-") {
     io.stdout.write(text);
@@ -80,7 +93,7 @@ export async function exportCommand(
       // a link is refused, a device or a FIFO written as a stream (util/output-file).
       await writeOutputFile(o.har, text, "--har");
     } catch (err) {
-      io.stderr.write(`mcp-wiretap: cannot write ${o.har}: ${(err as Error).message}\n`);
+      io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);
       return 1;
     }
     io.stderr.write(`mcp-wiretap: wrote ${har.log.entries.length} entries to ${o.har}${skipped > 0 ? ` (${skipped} line(s) that are not JSON records skipped)` : ""}\n`);

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { collect } from "../option-parsers.js";
 import { useColor } from "../../saved-logs/color.js";
-import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { compileFilters, DECISIONS, hasFilters, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { TailFormatter } from "./formatter.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
@@ -116,6 +116,7 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     if (held.length > 0) io.stdout.write(held.join("\n") + "\n");
   };
 
+  let matched = 0;
   const show = (line: string): void => {
     const record = parseRecord(line);
     if (record === null) {
@@ -124,6 +125,7 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     }
     formatter.observe(record);
     if (!matches(record)) return;
+    matched++;
     if (o.json) {
       // Same record, with any raw control or bidi character written as a JSON escape (older logs have them).
       write(escapeLine(line));
@@ -178,6 +180,9 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
       return 1;
     }
     release();
+    if (matched === 0 && input.records > 0 && hasFilters(o) && !o.follow) {
+      io.stderr.write(`mcp-wiretap tail: no record of ${input.records} matched the filters\n`);
+    }
   } catch (err) {
     if (err instanceof FileReadError) {
       io.stderr.write(`mcp-wiretap: ${err.message}\n`);

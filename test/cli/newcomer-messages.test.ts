@@ -1,0 +1,126 @@
+/**
+ * What a newcomer read that sent them the wrong way: each message says what is true and what to do next.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { NODE_BIN, readRecords, REPO_ROOT, runCli, spawnCli, type LogRecord } from "../helpers/proxy-harness.js";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-newcomer-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+async function waitForRecord(file: string, match: (r: LogRecord) => boolean): Promise<LogRecord> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const found = (await readRecords(file)).find(match);
+    if (found) return found;
+  }
+  throw new Error(`no such record in ${file}`);
+}
+const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "session.ndjson");
+
+describe("--ca-dir naming a file", () => {
+  it("start and stdio say it is not a folder (not ENOTDIR from a file inside it)", async () => {
+    const file = path.join(dir, "pins.json");
+    writeFileSync(file, "{}\n");
+    for (const args of [
+      ["start", "--port", "0", "--ca-dir", file],
+      ["stdio", "--ca-dir", file, "--", NODE_BIN, "-e", "0"],
+    ]) {
+      const result = await runCli(args);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/--ca-dir <dir>' argument '.*pins\.json' is invalid\. is a file, not a folder: give the folder that holds ca\.pem/);
+      expect(result.stderr).not.toMatch(/ENOTDIR/);
+    }
+  });
+});
+
+describe("--mode and the policy file", () => {
+  it("start --mode enforce overrides the file's mode, and the banner says where it came from", async () => {
+    const cli = spawnCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--log-file", path.join(dir, "mode.ndjson"), "--mode", "enforce"]);
+    try {
+      await cli.waitForStderr(/listening on/, 20_000);
+      await cli.waitForStderr(/policy: .*policy\.yaml \(enforce, from --mode\)/, 5_000);
+      const start = await waitForRecord(path.join(dir, "mode.ndjson"), (r) => r.event === "start");
+      expect((start.policy as { mode: string }).mode).toBe("enforce");
+    } finally {
+      cli.kill();
+      await cli.exited;
+    }
+  });
+
+  it("stdio --mode enforce records the launch in enforce mode; a wrong mode is refused with the choices", async () => {
+    const log = path.join(dir, "stdio-mode.ndjson");
+    const ok = await runCli(["stdio", "--mode", "enforce", "--log-file", log, "--ca-dir", path.join(dir, "pins"), "--", NODE_BIN, "-e", "0"]);
+    expect(ok.code).toBe(0);
+    expect(readFileSync(log, "utf8")).toMatch(/"event":"start","version":"[^"]+","transport":"stdio".*"policy":\{"file":"[^"]+","mode":"enforce"\}/);
+    const wrong = await runCli(["start", "--mode", "block"]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/argument 'block' is invalid\. Allowed choices are monitor, enforce/);
+  });
+
+  it("an unknown policy key gets the nearest known one", async () => {
+    const policy = path.join(dir, "typo.yaml");
+    writeFileSync(policy, "mode: monitor\nrulez: []\nrateLimits:\n  - name: calls\n    limit: 5\n    window: 1m\n    match: { tol: echo }\n");
+    const result = await runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--config", policy]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/typo\.yaml:2:1: \(top level\): Unrecognized key: "rulez" \(did you mean rules\?\)/);
+    expect(result.stderr).toMatch(/match: Unrecognized key: "tol" \(did you mean tool\?\)/);
+  });
+});
+
+describe("export says what it found", () => {
+  it("a file with no record: exit 1 and why, as tail does", async () => {
+    const empty = path.join(dir, "empty.ndjson");
+    writeFileSync(empty, "");
+    const har = await runCli(["export", "--har", path.join(dir, "out.har"), empty]);
+    expect(har.code).toBe(1);
+    expect(har.stderr).toMatch(/empty\.ndjson holds no mcp-wiretap record: nothing to export/);
+    const html = await runCli(["export", "--html", path.join(dir, "out.html"), empty]);
+    expect(html.code).toBe(1);
+    expect(html.stderr).toMatch(/no mcp-wiretap record in .*empty\.ndjson matched: nothing to export/);
+  });
+
+  it("--har of a stdio log: exit 1, and where to look instead", async () => {
+    const log = path.join(dir, "stdio-only.ndjson");
+    const ran = await runCli(["stdio", "--log-file", log, "--ca-dir", path.join(dir, "pins"), "--", NODE_BIN, "-e", "console.error('hello')"]);
+    expect(ran.code).toBe(0);
+    const har = await runCli(["export", "--har", path.join(dir, "stdio.har"), log]);
+    expect(har.code).toBe(1);
+    expect(har.stderr).toMatch(/no HTTP exchange to export from .*: a stdio log has no HTTP exchanges; `export --html` or `tail` show it/);
+  });
+
+  it("a write that fails names the target, not a temporary file beside it", async () => {
+    const result = await runCli(["export", "--har", path.join(dir, "no-such-folder", "out.har"), FIXTURE]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--har .*no-such-folder\/out\.har: cannot write it \(ENOENT\)/);
+    expect(result.stderr).not.toMatch(/\.tmp/);
+  });
+});
+
+describe("tail", () => {
+  it("marks a tool result with isError, as check and stats count it", async () => {
+    const log = path.join(dir, "is-error.ndjson");
+    const base = { level: "info", event: "rpc", flow: "f1", transport: "streamable-http", server: "127.0.0.1:1", session: "s1" };
+    writeFileSync(
+      log,
+      [
+        { ...base, time: "2026-11-22T07:35:38.000Z", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "search", bytes: 80 },
+        { ...base, time: "2026-11-22T07:35:38.100Z", direction: "server_to_client", kind: "response", id: 1, method: "tools/call", tool: "search", bytes: 90, latencyMs: 100, result: { isError: true, content: [{ type: "text", text: "index offline" }] } },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n") + "\n",
+    );
+    const result = await runCli(["tail", log]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines.find((l) => l.includes("response"))).toMatch(/✗ isError/);
+    expect(lines.find((l) => l.includes("request"))).not.toMatch(/isError/);
+  });
+
+  it("says so when a filter matched nothing", async () => {
+    const result = await runCli(["tail", "--tool", "no-such-tool", FIXTURE]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/no record of \d+ matched the filters/);
+  });
+});
