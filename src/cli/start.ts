@@ -16,10 +16,10 @@ import { formatTarget } from "../proxy/target.js";
 import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
-import { banner } from "./banner.js";
+import { banner, cliCommand } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
-import { VERSION } from "./package-info.js";
+import { PACKAGE_ROOT, VERSION } from "./package-info.js";
 import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
@@ -109,7 +109,11 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     onError: opts.onLogError ?? "pass",
   });
   const log = sink.logger;
-  if (state?.problem) log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+  if (state?.problem) {
+    log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+    // A log file is not where a user looks at start: the warning goes to the terminal as well.
+    if (opts.logFile) process.stderr.write(`mcp-wiretap: WARNING: ${state.where}: ${state.problem}\n`);
+  }
   // Fed from the record stream: spans are made from the records as written, off the traffic's path.
   const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
   const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
@@ -238,7 +242,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 /** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
 function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
   const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
-  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined };
+  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined, command: cliCommand(process.env, PACKAGE_ROOT) };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */

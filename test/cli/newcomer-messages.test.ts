@@ -1,6 +1,8 @@
 /**
  * What a newcomer read that sent them the wrong way: each message says what is true and what to do next.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -122,5 +124,38 @@ describe("tail", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/no record of \d+ matched the filters/);
+  });
+});
+
+describe("the start banner and warnings", () => {
+  async function bannerOf(name: string, env?: NodeJS.ProcessEnv): Promise<string> {
+    const cli = spawnCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--log-file", path.join(dir, `banner-${name}.ndjson`)], env ? { env } : {});
+    try {
+      await cli.waitForStderr(/Point an MCP client at it[^\n]*\n/, 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return cli.stderr();
+    } finally {
+      cli.kill();
+      await cli.exited;
+    }
+  }
+
+  it("under npm start in a clone, the env line runs the clone's CLI from any folder", async () => {
+    const banner = await bannerOf("npm-start", { npm_lifecycle_event: "start", npm_package_name: "mcp-wiretap" });
+    const line = /eval "\$\((cd .* && npx mcp-wiretap env --proxy \S+ --ca-dir \S+)\)"/.exec(banner);
+    expect(line).not.toBeNull();
+    const env = await promisify(execFile)("sh", ["-c", line![1]!], { cwd: os.tmpdir(), timeout: 60_000 });
+    expect(env.stdout).toMatch(/^export HTTPS_PROXY='http:\/\/127\.0\.0\.1:\d+'$/m);
+    expect(await bannerOf("installed")).toMatch(/eval "\$\(mcp-wiretap env --proxy/);
+  });
+
+  it("an unreachable --state is said on stderr as well when records go to a file", async () => {
+    const cli = spawnCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--log-file", path.join(dir, "state.ndjson"), "--state", "redis://127.0.0.1:1"]);
+    try {
+      await cli.waitForStderr(/WARNING: redis:\/\/127\.0\.0\.1:1: shared state .* unreachable at start/, 20_000);
+    } finally {
+      cli.kill();
+      await cli.exited;
+    }
   });
 });
