@@ -4,6 +4,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -156,6 +157,34 @@ describe("the start banner and warnings", () => {
     } finally {
       cli.kill();
       await cli.exited;
+    }
+  });
+});
+
+describe("a port in use", () => {
+  it("--ui-port taken: the advice names --ui-port and a port that is free now", async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    // The next port is taken too: the suggestion must skip it.
+    const next = net.createServer();
+    const nextTaken = await new Promise<boolean>((resolve) => {
+      next.once("error", () => resolve(false));
+      next.listen(taken + 1, "127.0.0.1", () => resolve(true));
+    });
+    try {
+      const result = await runCli(["start", "--port", "0", "--ca-dir", path.join(dir, "ca"), "--log-file", path.join(dir, "ui-port.ndjson"), "--ui", "--ui-port", String(taken)]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`web UI port ${taken} is in use`));
+      const advice = new RegExp(`pick another port: --ui-port (\\d+) \\(free now\\), or --ui-port 0 for any free port`).exec(result.stderr);
+      expect(advice).not.toBeNull();
+      expect(result.stderr).not.toMatch(/--port \d+/);
+      const suggested = Number(advice![1]);
+      expect(suggested).toBeGreaterThan(taken);
+      if (nextTaken) expect(suggested).not.toBe(taken + 1);
+    } finally {
+      blocker.close();
+      next.close();
     }
   });
 });
