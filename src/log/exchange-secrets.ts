@@ -25,6 +25,8 @@ export class ExchangeSecrets {
   private readonly live = new Map<string, Set<string>>();
   private readonly ended = new Map<string, string[]>();
   private readonly sessions = new Map<string, string[]>();
+  /** Exchanges whose bodies are still being read for credentials: what their records wait for. */
+  private readonly reading = new Map<string, Promise<void>>();
 
   /** Register first among the addons: it sees every request before anything is recorded of it. */
   addon(): { name: string; requestHeaders(ex: ExchangeStart): void; exchangeEnd(ex: { id: string }): void } {
@@ -43,22 +45,42 @@ export class ExchangeSecrets {
     if (typeof session === "string") this.addToSession(session, values);
   }
 
-  /** Credentials found later in the exchange (secret members of its messages). */
+  /** Credentials found later in the exchange (secret members of its messages, of its bodies). */
   add(flow: string, session: string | null, values: Iterable<string>): void {
     const list = [...values];
     if (list.length === 0) return;
     const known = this.live.get(flow);
     if (known) for (const v of list) known.add(v);
+    else this.addToEnded(flow, list);
     if (session !== null) this.addToSession(session, list);
+  }
+
+  /**
+   * Credentials of the exchange that reading one of its bodies will give (its decoding may end after the
+   * exchange): records written at the exchange's end wait for `known(flow)` first. Never rejects.
+   */
+  willLearn(flow: string, values: Promise<Iterable<string>>): void {
+    const before = this.reading.get(flow) ?? Promise.resolve();
+    const read = values.then(
+      (list) => this.add(flow, null, list),
+      () => undefined,
+    );
+    const all = Promise.all([before, read]).then(() => {
+      if (this.reading.get(flow) === all) this.reading.delete(flow);
+    });
+    this.reading.set(flow, all);
+  }
+
+  /** Settles once every body reading of the exchange expected so far is done; undefined when none is under way. */
+  known(flow: string): Promise<void> | undefined {
+    return this.reading.get(flow);
   }
 
   end(flow: string): void {
     const known = this.live.get(flow);
     if (!known) return;
     this.live.delete(flow);
-    if (known.size === 0) return;
-    this.ended.set(flow, [...known]);
-    if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.keys().next().value as string);
+    if (known.size > 0) this.addToEnded(flow, [...known]);
   }
 
   /** The record with the credentials of its exchange and session removed (the same object when none occur). */
@@ -69,6 +91,16 @@ export class ExchangeSecrets {
     const fromSession = session === undefined ? undefined : this.sessions.get(session);
     const values = [...(fromFlow ?? []), ...(fromSession ?? [])];
     return values.length === 0 ? record : scrubValues(record, longestFirst(values));
+  }
+
+  private addToEnded(flow: string, values: readonly string[]): void {
+    const known = this.ended.get(flow);
+    if (known) {
+      for (const v of values) if (!known.includes(v)) known.push(v);
+      return;
+    }
+    this.ended.set(flow, [...values]);
+    if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.keys().next().value as string);
   }
 
   private addToSession(session: string, values: readonly string[]): void {
