@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestProxy, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
+import { runCli, startTestProxy, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
 import { startScriptedUpstream, type ScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
 import { wireClient, type WireClient } from "../../policy/wire-client.js";
 
@@ -89,7 +89,14 @@ describe("secrets a token endpoint echoes from the request body", () => {
     }
     await proxy.waitForRecords((r) => r.event === "auth" && String(r.path).startsWith("/token?form="), grants.length, { what: "auth records" });
     expectAbsent(readFileSync(proxy.logFile, "utf8"), "the log");
-  });
+    // What a user reads or hands on is built from the log (needs `npm run build`).
+    for (const args of [["export", "--har", "-"], ["export", "--html", "-"], ["tail", "--json"]]) {
+      const out = await runCli([...args, proxy.logFile]);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain("/token?form=password");
+      expectAbsent(out.stdout, args.join(" "));
+    }
+  }, 30_000);
 
   it("a JSON body, and a gzip-encoded form (decoded after the response began)", async () => {
     const res = await client.post(`${up.url}/token?json=1`, JSON.stringify({ grant_type: "refresh_token", refresh_token: SECRETS.refresh_token, client_secret: SECRETS.client_secret }));
