@@ -69,6 +69,8 @@ class Subscriber implements Subscription {
     let handed = 0;
     while (!this.stopped && this.head < this.queue.length && handed < DRAIN_BATCH) {
       const line = this.queue[this.head] as string;
+      // Let go of the line at once: the array is compacted only now and then, and lines may be megabytes.
+      this.queue[this.head] = "";
       this.head++;
       this.queuedChars -= line.length;
       handed++;

@@ -6,10 +6,13 @@
  * histogram's method is one of the MCP methods or `other`, and the span queue and the open requests are
  * bounded in bytes as well as in count.
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OtlpExporter } from "../../src/otel/otlp-exporter.js";
 import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
 import { startTestProxy } from "../helpers/proxy-harness.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { json, startScriptedUpstream, type ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { wireClient } from "../policy/wire-client.js";
 import { startOtlpReceiver, type OtlpReceiver } from "./otlp-receiver.js";
@@ -19,6 +22,9 @@ const MAX_NAME = 257;
 const MAX_TEXT = 8_193;
 
 const huge = (prefix: string, size: number): string => prefix + "m".repeat(size - prefix.length);
+
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
 
 function expectBoundedStrings(span: { name: string; attributes: Record<string, unknown> }): void {
   expect(span.name.length).toBeLessThanOrEqual(2 * MAX_NAME + 1);
@@ -48,6 +54,8 @@ describe("a peer sending huge methods and ids, OTLP on, to a real receiver on lo
     const proxy = await startTestProxy({ otlp: { endpoint: receiver.url } });
     const client = wireClient(proxy);
     const requests = 10;
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
     try {
       for (let i = 0; i < requests; i++) {
         const res = await client.post(`${up.url}/mcp`, { jsonrpc: "2.0", id: huge(`id-${i}-`, 200_000), method: huge(`method-${i}-`, 1_000_000), params: {} });
@@ -55,11 +63,14 @@ describe("a peer sending huge methods and ids, OTLP on, to a real receiver on lo
       }
       expect((await client.post(`${up.url}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })).status).toBe(200);
       await proxy.waitForRecords((r) => r.event === "rpc" && r.kind === "response", requests + 1, { what: "responses", timeoutMs: 20_000 });
+      await waitUntil(() => receiver.spans.length === requests + 1, { what: "the spans exported", timeoutMs: 10_000 });
+      gc();
+      // 12 MB of methods and ids went by (was: about 4 MiB kept a request, in the record feed and the spans).
+      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(16 * 1024 * 1024);
     } finally {
       await client.close();
       await proxy.stop();
     }
-    expect(receiver.spans).toHaveLength(requests + 1);
     for (const span of receiver.spans) expectBoundedStrings(span);
     // Each id still tells its span apart: the cut keeps the start.
     expect(new Set(receiver.spans.map((s) => s.attributes["jsonrpc.request.id"])).size).toBe(requests + 1);

@@ -2,6 +2,8 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogSink } from "../../src/log/logger.js";
 import { DROP_REPORT_INTERVAL_MS, RecordStream } from "../../src/sinks/record-stream.js";
@@ -16,6 +18,22 @@ afterEach(() => {
 });
 
 describe("record stream", () => {
+  it("lets go of each line once handed over (long lines of a few requests held 2 MB each until 4,096 had passed)", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const stream = new RecordStream();
+    let handed = 0;
+    stream.subscribe(() => void handed++, { name: "otlp" });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 40; i++) stream.publish(`{"event":"rpc","method":"${String(i).padEnd(1_000_000, "m")}"}`);
+    await waitUntil(() => handed === 40, { what: "the lines handed over" });
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+    expect(kept).toBeLessThan(8 * 1024 * 1024); // 40 MB of lines went by
+    stream.close();
+  });
+
   it("a stuck subscriber holds long lines up to its size bound, not only its count", () => {
     const stream = new RecordStream();
     const stuck = stream.subscribe(() => new Promise<void>(() => undefined), { maxQueue: 10_000, maxQueueChars: 1 << 20, name: "otlp" });
