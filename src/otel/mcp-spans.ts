@@ -309,9 +309,19 @@ function stringOr(s: string, fallback: string): string {
 }
 
 function cut(s: string): string {
-  return s.length > MAX_ATTRIBUTE_CHARS ? `${s.slice(0, MAX_ATTRIBUTE_CHARS)}…` : s;
+  return s.length > MAX_ATTRIBUTE_CHARS ? `${detachedPrefix(s, MAX_ATTRIBUTE_CHARS)}…` : s;
 }
 
 function cutName(s: string): string {
-  return s.length > MAX_NAME_CHARS ? `${s.slice(0, MAX_NAME_CHARS)}…` : s;
+  return s.length > MAX_NAME_CHARS ? `${detachedPrefix(s, MAX_NAME_CHARS)}…` : s;
+}
+
+/**
+ * The first `chars` characters as a string of their own: V8 makes a slice a view that keeps the whole source
+ * alive, and spans and metric attribute sets (kept for the process's life) would hold megabytes a peer sent.
+ * A surrogate pair is not split.
+ */
+function detachedPrefix(s: string, chars: number): string {
+  const end = /[\uD800-\uDBFF]/.test(s.charAt(chars - 1)) ? chars - 1 : chars;
+  return Buffer.from(s.slice(0, end), "utf8").toString("utf8");
 }

@@ -10,7 +10,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OtlpExporter } from "../../src/otel/otlp-exporter.js";
-import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
+import { durationAttributes, McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
 import { startTestProxy } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { json, startScriptedUpstream, type ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
@@ -135,4 +135,21 @@ describe("memory held for export is bounded in bytes", () => {
     expect(spans.at(-1)!.error).toBeNull();
     expect(builder.openRequests).toBe(200 - spans.length);
   });
+
+  it("what metrics keep for the process's life holds no more than the cut names (a cut kept its whole source string alive)", () => {
+    const kept: unknown[] = [];
+    const builder = new McpSpanBuilder({ payloads: false }, (span) => kept.push(durationAttributes(span)));
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 40; i++) {
+      // Parsed from a record line, as the exporter reads them: a string of its own each time.
+      const record = JSON.parse(JSON.stringify({ event: "rpc", kind: "request", direction: "client_to_server", server: "s:1", flow: `f${i}`, id: i, method: "tools/call", tool: huge(`tool-${i}-`, 1_000_000), protocolVersion: huge(`v${i}-`, 100_000) })) as Record<string, unknown>;
+      builder.record(record);
+      builder.record({ event: "rpc", kind: "response", direction: "server_to_client", server: "s:1", flow: `f${i}`, id: i, method: "tools/call" });
+    }
+    gc();
+    expect(kept).toHaveLength(40);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 1024 * 1024); // 44 MB of names went by
+  });
 });
+
