@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { redactUrlQuery } from "../log/redact.js";
+import { ownString } from "../util/own-string.js";
 import { methodForMetrics } from "./mcp-methods.js";
 import { eventBytes, spanBytes } from "./span-budget.js";
 
@@ -317,11 +318,10 @@ function cutName(s: string): string {
 }
 
 /**
- * The first `chars` characters as a string of their own: V8 makes a slice a view that keeps the whole source
- * alive, and spans and metric attribute sets (kept for the process's life) would hold megabytes a peer sent.
- * A surrogate pair is not split.
+ * The first `chars` characters as a string of their own (ownString): spans and metric attribute sets (kept
+ * for the process's life) must not hold the megabytes a peer sent. A surrogate pair is not split.
  */
 function detachedPrefix(s: string, chars: number): string {
   const end = /[\uD800-\uDBFF]/.test(s.charAt(chars - 1)) ? chars - 1 : chars;
-  return Buffer.from(s.slice(0, end), "utf8").toString("utf8");
+  return ownString(s.slice(0, end));
 }

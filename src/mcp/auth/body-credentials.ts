@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { mediaTypeOf, parseJsonText } from "../../body/index.js";
 import { decodeParamName, isSecretParamName, MIN_SCRUBBED_CHARS, redactBody } from "../../log/redact.js";
+import { ownString } from "../../util/own-string.js";
 import type { CapturedBody } from "./capture.js";
 import { isObject } from "./wire-values.js";
 
@@ -40,5 +41,6 @@ export function bodyCredentials(body: CapturedBody, headers: IncomingHttpHeaders
 function addSpellings(found: Set<string>, value: string, asSent?: string): void {
   if (value.length < MIN_SCRUBBED_CHARS) return;
   const spellings = [value, asSent, encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)];
-  for (const spelling of spellings) if (spelling !== undefined && spelling.length >= MIN_SCRUBBED_CHARS) found.add(spelling);
+  // Kept for the exchange's later records: copies, not views of the body's text.
+  for (const spelling of spellings) if (spelling !== undefined && spelling.length >= MIN_SCRUBBED_CHARS) found.add(ownString(spelling));
 }
