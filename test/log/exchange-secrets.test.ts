@@ -87,5 +87,19 @@ describe("credentials removed by value", () => {
     secrets.willLearn("flow-y", Promise.reject(new Error("decoder")));
     await expect(secrets.known("flow-y")).resolves.toBeUndefined();
   });
+
+  it("ended exchanges' credentials are bounded in characters as well as in count, oldest out first", () => {
+    const secrets = new ExchangeSecrets({ maxEndedChars: 1_000_000 });
+    const values = Array.from({ length: 20 }, (_, i) => `${i}-${"s".repeat(100_000)}`);
+    for (const [i, value] of values.entries()) {
+      secrets.begin({ id: `flow-${i}`, request: { path: "/token", headers: {} } });
+      secrets.add(`flow-${i}`, null, [value]);
+      secrets.end(`flow-${i}`);
+      expect(secrets.endedChars).toBeLessThanOrEqual(1_000_000);
+    }
+    const scrubbed = (i: number) => JSON.stringify(secrets.scrub({ flow: `flow-${i}`, text: values[i] })).includes("[redacted]");
+    expect(scrubbed(19)).toBe(true);
+    expect(scrubbed(0)).toBe(false);
+  });
 });
 
