@@ -20,11 +20,15 @@ const URL_LIKE_RUN = /[^\s<>"'`]+/g;
 
 /**
  * Any other header value with the secret parameters of every URL in it redacted (`Refresh: 0; url=…?code=…`,
- * `Link: <…?code=…>; rel=…`, a debug header). One greedy pass over runs that cannot backtrack: linear.
+ * `Link: <…?code=…>; rel=…`), and of bare `name=value` pairs (`X-Debug: access_token=…`). One greedy pass over
+ * runs that cannot backtrack: linear.
  */
 function redactUrlsIn(value: string): string {
-  if (!value.includes("?") && !value.includes("#")) return value;
-  return value.replace(URL_LIKE_RUN, (run) => (run.includes("?") || run.includes("#") ? redactUrlQuery(run) : run));
+  if (!value.includes("=")) return value;
+  return value.replace(URL_LIKE_RUN, (run) => {
+    if (run.includes("?") || run.includes("#")) return redactUrlQuery(run);
+    return run.includes("=") ? redactUrlQuery(`?${run}`).slice(1) : run;
+  });
 }
 const hide = (): string => REDACTED;
 /** Header names repeat from one exchange to the next: each is classified once. */
