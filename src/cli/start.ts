@@ -78,6 +78,8 @@ export class StartError extends UsageError {}
 
 /** Record lines waiting for the OTLP exporter at most; beyond, they are dropped and reported (`record_stream_drops`). */
 const OTLP_FEED_QUEUE = 10_000;
+/** Characters of record lines waiting for the OTLP exporter at most (a peer's huge messages make long lines). */
+const OTLP_FEED_CHARS = 32 * 1024 * 1024;
 
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };
@@ -116,7 +118,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   }
   // Fed from the record stream: spans are made from the records as written, off the traffic's path.
   const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
-  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
+  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE, maxQueueChars: OTLP_FEED_CHARS }) : null;
   if (ca.warning) log.warn(caWarningRecord(ca.warning));
   if (opts.insecureUpstream) {
     log.warn(insecureUpstreamRecord());
@@ -128,7 +130,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

@@ -53,6 +53,26 @@ describe("redactHeaders", () => {
   it("redacts a schemeless Authorization value entirely", () => {
     expect(redactHeaders({ Authorization: CANARY }).Authorization).toBe(REDACTED);
   });
+
+  it("redacts the secret parameters of every URL and name=value pair in any header value kept, and leaves the rest byte for byte", () => {
+    const result = redactHeaders({
+      refresh: `0;url=https://c.example/cb?code=${CANARY}&state=s1`,
+      link: `<https://c.example/cb?state=s1&code=${CANARY}>; rel="next", </docs#access_token=${CANARY}>; rel="help"`,
+      "www-authenticate": `Bearer error="invalid_request", error_uri="https://as.example/err?code=${CANARY}&lang=en"`,
+      "x-plain": "a=b; c?d, e#f",
+      "x-debug": `issued access_token=${CANARY} expires_in=3600`,
+      "server-timing": "auth;dur=3, db;desc=\"token lookup\"",
+      "content-security-policy": "default-src 'self'; report-uri /csp?site=1",
+    });
+    expectGone(result, CANARY);
+    expect(result.refresh).toBe(`0;url=https://c.example/cb?code=${REDACTED}&state=s1`);
+    expect(result.link).toBe(`<https://c.example/cb?state=s1&code=${REDACTED}>; rel="next", </docs#access_token=${REDACTED}>; rel="help"`);
+    expect(result["www-authenticate"]).toBe(`Bearer error="invalid_request", error_uri="https://as.example/err?code=${REDACTED}&lang=en"`);
+    expect(result["x-plain"]).toBe("a=b; c?d, e#f");
+    expect(result["x-debug"]).toBe(`issued access_token=${REDACTED} expires_in=3600`);
+    expect(result["server-timing"]).toBe('auth;dur=3, db;desc="token lookup"');
+    expect(result["content-security-policy"]).toBe("default-src 'self'; report-uri /csp?site=1");
+  });
 });
 
 describe("redactBody", () => {

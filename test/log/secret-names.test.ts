@@ -23,6 +23,8 @@ const SECRET_MEMBERS = [
   "authorization", "Authorization", "bearer_token", "jwt", "cookie", "session", "device_code",
   "authorization_code", "encryption_key", "signingKey", "license_key", "subscriptionKey", "functions_key",
   "basic_auth", "x_auth", "client_credentials", "dbPassword", "passwordHash", "smtp_pass_phrase_secret",
+  // OAuth extensions: OpenID4VCI, CIBA
+  "pre-authorized_code", "preAuthorizedCode", "tx_code", "txCode", "auth_req_id", "authReqId",
 ];
 
 const PLAIN_MEMBERS = [
@@ -41,6 +43,7 @@ const PLAIN_MEMBERS = [
 const SECRET_PARAMS = [
   "X-Amz-Security-Token", "X-Amz-Signature", "X-Amz-Credential", "sig", "jwt", "code", "key", "access_token",
   "api_key", "api%5Fkey", "apiKey", "token", "signature", "password", "client_secret", "id_token", "auth", "sv_sig",
+  "pre-authorized_code", "tx_code", "auth_req_id", "device_code", "subject_token", "actor_token", "assertion",
 ];
 const PLAIN_PARAMS = [
   "sessionId", "session_id", "token_type", "state", "client_id", "redirect_uri", "X-Amz-Date", "X-Amz-Expires",

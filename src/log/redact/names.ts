@@ -40,6 +40,12 @@ const SECRET_CODE_QUALIFIERS: ReadonlySet<string> = new Set([
   "auth", "authorization", "oauth", "device", "otp", "totp", "mfa", "2fa", "security", "verification", "recovery", "backup", "access",
 ]);
 
+/**
+ * Names of OAuth extensions whose words alone do not say they hold a credential: OpenID4VCI's pre-authorized
+ * code and transaction code, CIBA's authentication request id. Matched by their words, in any spelling.
+ */
+const OAUTH_CREDENTIAL_NAMES: ReadonlySet<string> = new Set(["pre authorized code", "tx code", "auth req id"]);
+
 /** Run-together spellings (`accesstoken`, `xapikey`) are split before these endings. */
 const RUN_TOGETHER_ENDINGS = ["apikey", "token", "secret", "password", "passwd", "passphrase", "credentials", "credential"];
 
@@ -81,7 +87,7 @@ type Context = "json" | "param";
 function classify(name: string, context: Context): boolean {
   const words = nameWords(name);
   if (words.length === 0) return false;
-  if (words.some((w) => SECRET_WORDS.has(w))) return true;
+  if (words.some((w) => SECRET_WORDS.has(w)) || OAUTH_CREDENTIAL_NAMES.has(words.join(" "))) return true;
   const head = words.at(-1)!;
   const qualifiers = words.slice(0, -1);
   if (head === "token") return !qualifiers.some((q) => PLAIN_TOKEN_QUALIFIERS.has(q));

@@ -1,7 +1,8 @@
 import { isSecretParamName, REDACTED } from "./names.js";
 import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 
-function decodeParamName(raw: string): string {
+/** A query or form parameter name or value as written, decoded (`+` is a space); as it is when malformed. */
+export function decodeParamName(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, " "));
   } catch {
