@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { InvalidArgumentError } from "commander";
 import { validateHost } from "../proxy/target.js";
 
@@ -9,6 +10,9 @@ export function parsePort(value: string): number {
 }
 
 export function parseListenHost(value: string): string {
+  // An address to bind, not a destination: 0.0.0.0 and :: (every interface) are what they say.
+  const bare = value.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (isIP(bare) !== 0) return bare;
   const host = validateHost(value);
   if (!host.ok) throw new InvalidArgumentError(`${host.reason}.`);
   return host.host;
