@@ -145,6 +145,18 @@ describe("redactUrlQuery and redactFormBody", () => {
     expect(redactUrlQuery("/mcp?flag&%E0%A4%A=1")).toBe("/mcp?flag&%E0%A4%A=1");
   });
 
+  it("redacts under every separator a server may split on: `;` as well as `&`, and path parameters", () => {
+    expect(redactUrlQuery(`/mcp/?v=1;api_key=${CANARY}`)).toBe(`/mcp/?v=1;api_key=${REDACTED}`);
+    // A `;` reader reads the value to the next `;`; an `&` reader the value of `api_key` to the next `&`.
+    expect(redactUrlQuery(`/mcp?v=1;api_key=${CANARY}&x=2;y=3`)).toBe(`/mcp?v=1;api_key=${REDACTED};y=3`);
+    // A raw `;` inside a value: hidden whole (to a `;` reader, Password's value runs on past the `&`).
+    expect(redactUrlQuery(`/mcp?dsn=Server=x;Password=${CANARY}&z=1`)).toBe(`/mcp?dsn=${REDACTED}`);
+    expect(redactUrlQuery(`/mcp;api_key=${CANARY};v=1/x?a=1`)).toBe(`/mcp;api_key=${REDACTED};v=1/x?a=1`);
+    expect(redactUrlQuery(`/mcp?a=1#x=1;access_token=${CANARY}`)).toBe(`/mcp?a=1#x=1;access_token=${REDACTED}`);
+    expect(redactFormBody(`grant_type=password;password=${CANARY}`)).toBe(`grant_type=password;password=${REDACTED}`);
+    expect(redactUrlQuery("/mcp?a=1;b=2&c;d")).toBe("/mcp?a=1;b=2&c;d");
+  });
+
   it("redacts an OAuth token request", () => {
     const body = `grant_type=authorization_code&code=${CANARY}&code_verifier=${CANARY}&client_id=app&client_secret=${CANARY}&redirect_uri=http%3A%2F%2Flocalhost`;
     const result = redactFormBody(body);
