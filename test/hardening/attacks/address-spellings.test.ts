@@ -92,6 +92,12 @@ describe("address spellings that route to one place", () => {
     expect(rpc.decision).toMatchObject({ action: "deny", enforced: false, rules: [{ name: "no-loopback-mcp" }] });
   });
 
+  it.each(["[::1%lo]", "[::1%25lo]", "[::ffff:127.0.0.1%eth0]", "[fe80::1%eth0]"])("refuses CONNECT to an IPv6 literal with a zone id, %s (a rule on the address would not see it)", async (host) => {
+    const answer = parseRawResponse(await rawProxyExchange(enforce, `CONNECT ${host}:${up.port} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    expect(answer.status).toBe(400);
+    expect(answer.body.toString()).toContain("zone id");
+  });
+
   it.each(["0.0.0.0", "[::]", "[::ffff:0.0.0.0]", "[0:0:0:0:0:0:0:0]"])("refuses CONNECT to the unspecified address %s (the OS connects it to this host)", async (host) => {
     const before = up.requests.length;
     const answer = parseRawResponse(await rawProxyExchange(enforce, `CONNECT ${host}:${up.port} HTTP/1.1\r\nHost: x\r\n\r\n`));
