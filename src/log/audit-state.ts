@@ -223,9 +223,35 @@ function sentence(text: string): string {
 
 /** Largest last line read back at start; past it the chain goes on from the state alone. */
 const MAX_TAIL_BYTES = 64 * 1024 * 1024;
+/** The first record is a `start` record of a few KiB. */
+const MAX_FIRST_RECORD_BYTES = 1024 * 1024;
 
 /** The position of the log's last line, if it is a whole record sealed with `keys`. */
 function sealedLastRecord(log: string, keys: AuditKeys): ChainPosition | null {
+  return sealedLine(log, keys, (fd, size) => {
+    const length = Math.min(size, MAX_TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    if (tail[length - 1] !== 0x0a) return null; // cut mid-record
+    const start = tail.lastIndexOf(0x0a, length - 2) + 1;
+    if (start === 0 && length < size) return null;
+    return tail.subarray(start, length - 1).toString("utf8");
+  });
+}
+
+/** The hash of the log's first line, if it is the seq-0 record of a chain sealed with `keys`. */
+function sealedFirstRecord(log: string, keys: AuditKeys): string | null {
+  const first = sealedLine(log, keys, (fd, size) => {
+    const head = Buffer.alloc(Math.min(size, MAX_FIRST_RECORD_BYTES));
+    const read = readSync(fd, head, 0, head.length, 0);
+    const end = head.subarray(0, read).indexOf(0x0a);
+    return end < 0 ? null : head.subarray(0, end).toString("utf8");
+  });
+  return first?.seq === 0 ? first.hash : null;
+}
+
+/** The line `pick` reads from the log (never through a link), if it is a whole record sealed with `keys`. */
+function sealedLine(log: string, keys: AuditKeys, pick: (fd: number, size: number) => string | null): ChainPosition | null {
   let fd: number;
   try {
     fd = openSync(log, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -235,45 +261,12 @@ function sealedLastRecord(log: string, keys: AuditKeys): ChainPosition | null {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size === 0) return null;
-    const length = Math.min(stats.size, MAX_TAIL_BYTES);
-    const tail = Buffer.alloc(length);
-    readSync(fd, tail, 0, length, stats.size - length);
-    if (tail[length - 1] !== 0x0a) return null; // cut mid-record
-    const start = tail.lastIndexOf(0x0a, length - 2) + 1;
-    if (start === 0 && length < stats.size) return null;
-    const line = tail.subarray(start, length - 1).toString("utf8");
+    const line = pick(fd, stats.size);
+    if (line === null) return null;
     const sealed = unseal(line);
     if (!sealed || !sameMac(sealed.mac, macOf(sealed.unsealed, keys.records))) return null;
     const seq = (JSON.parse(line) as { seq?: unknown }).seq;
     return typeof seq === "number" ? { seq, hash: lineHash(line) } : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The first record is a `start` record of a few KiB. */
-const MAX_FIRST_RECORD_BYTES = 1024 * 1024;
-
-/** The hash of the log's first line, if it is the seq-0 record of a chain sealed with `keys`. */
-function sealedFirstRecord(log: string, keys: AuditKeys): string | null {
-  let fd: number;
-  try {
-    fd = openSync(log, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-  } catch {
-    return null;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return null;
-    const head = Buffer.alloc(Math.min(fstatSync(fd).size, MAX_FIRST_RECORD_BYTES));
-    const read = readSync(fd, head, 0, head.length, 0);
-    const end = head.subarray(0, read).indexOf(0x0a);
-    if (end < 0) return null;
-    const line = head.subarray(0, end).toString("utf8");
-    const sealed = unseal(line);
-    if (!sealed || !sameMac(sealed.mac, macOf(sealed.unsealed, keys.records))) return null;
-    return (JSON.parse(line) as { seq?: unknown }).seq === 0 ? lineHash(line) : null;
   } catch {
     return null;
   } finally {

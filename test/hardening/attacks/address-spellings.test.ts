@@ -6,12 +6,11 @@
  * name). Other IPv6 spellings of one address (0:0:0:0:0:0:0:1, ::0001) are read in their one canonical
  * form; the unspecified addresses (0.0.0.0, ::), which the OS connects to this host, are refused.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScriptedUpstream, startScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
-import { openTunnel, parseRawResponse, rawProxyExchange, type LogRecord, type TestProxy, startTestProxy } from "../../helpers/proxy-harness.js";
-import { tempDir, writePolicyFile } from "../../policy/policy-fixtures.js";
-import { scriptMcp } from "../../policy/scripted-server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
+import { openTunnel, parseRawResponse, rawProxyExchange, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
 import { wireClient } from "../../policy/wire-client.js";
+import { enforceAndMonitor } from "../../policy/wire-scenario.js";
 
 const rules = (port: number) => `rules:
   - name: no-loopback-mcp
@@ -30,23 +29,11 @@ const MAPPED = (port: number): string[] => [
 ];
 
 describe("address spellings that route to one place", () => {
-  let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
   let enforce: TestProxy;
   let monitor: TestProxy;
-  beforeAll(async () => {
-    tmp = tempDir();
-    up = await startScriptedUpstream();
-    scriptMcp(up);
-    enforce = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: enforce\n${rules(up.port)}`, "enforce.yaml") });
-    monitor = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: monitor\n${rules(up.port)}`, "monitor.yaml") });
-  });
-  afterAll(async () => {
-    await enforce?.stop();
-    await monitor?.stop();
-    await up?.close();
-    tmp?.cleanup();
-  });
+  const pair = enforceAndMonitor(rules);
+  beforeAll(() => void ({ up, enforce, monitor } = pair));
 
   it("enforce: CONNECT to an IPv4-mapped or IPv4-compatible spelling of a denied address is refused by its rule", async () => {
     for (const authority of MAPPED(up.port)) {
