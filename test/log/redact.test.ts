@@ -179,6 +179,12 @@ describe("redactText", () => {
     expectGone(result, JWT_CANARY, "eyJzdWIiOiJjYW5hcnkifQ");
   });
 
+  it("redacts a secret pair after a `;` in a URL quoted in free text", () => {
+    const result = redactText(`GET https://mcp.example/mcp/?v=1;api_key=${CANARY}&x=2 failed`);
+    expectGone(result, CANARY);
+    expect(result).toBe(`GET https://mcp.example/mcp/?v=1;api_key=${REDACTED}&x=2 failed`);
+  });
+
   it("redacts secret pairs in URLs and quoted JSON", () => {
     const result = redactText(
       `GET https://as.example/cb?access_token=${CANARY}&state=1 failed: {"refresh_token": "${CANARY}", "code": -32600}`,
