@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { queryCredentials } from "../../src/log/redact/query.js";
 import {
   REDACTED,
   redactBody,
@@ -155,6 +157,30 @@ describe("redactUrlQuery and redactFormBody", () => {
     expect(redactUrlQuery(`/mcp?a=1#x=1;access_token=${CANARY}`)).toBe(`/mcp?a=1#x=1;access_token=${REDACTED}`);
     expect(redactFormBody(`grant_type=password;password=${CANARY}`)).toBe(`grant_type=password;password=${REDACTED}`);
     expect(redactUrlQuery("/mcp?a=1;b=2&c;d")).toBe("/mcp?a=1;b=2&c;d");
+  });
+
+  it("property: whatever separators a query mixes, no value sent under a secret name survives, and queryCredentials finds it", () => {
+    const name = fc.constantFrom("api_key", "access_token", "hapikey", "pass", "dsn", "appid", "v", "page", "sessionId", "q", "api%5Fkey");
+    const value = fc.stringMatching(/^[A-Za-z0-9]{8,16}$/);
+    const secretNames = new Set(["api_key", "access_token", "hapikey", "pass", "dsn", "appid", "api%5Fkey"]);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(name, value, fc.constantFrom("&", ";")), { minLength: 1, maxLength: 8 }), fc.boolean(), (pairs, inPath) => {
+        const query = pairs.map(([n, v], i) => `${i === 0 ? "" : pairs[i]![2]}${n}=${v}`).join("");
+        const url = inPath ? `/mcp;${query.replaceAll("&", ";")}?x=1` : `/mcp?${query}#${query}`;
+        const out = redactUrlQuery(url);
+        const found = queryCredentials(url);
+        for (const [n, v] of pairs) {
+          if (!secretNames.has(n)) continue;
+          expect(out).not.toContain(v);
+          expect(found).toContain(v);
+        }
+        // The ordinary case, `&` alone, keeps every other value readable.
+        if (!inPath && pairs.every(([, , sep]) => sep === "&")) {
+          for (const [n, v] of pairs) if (!secretNames.has(n) && !pairs.some(([m, w]) => secretNames.has(m) && w === v)) expect(out).toContain(`${n}=${v}`);
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it("redacts an OAuth token request", () => {
