@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { isIP } from "node:net";
 import { InvalidArgumentError } from "commander";
 import { validateHost } from "../proxy/target.js";
 
@@ -10,6 +11,9 @@ export function parsePort(value: string): number {
 }
 
 export function parseListenHost(value: string): string {
+  // An address to bind, not a destination: 0.0.0.0 and :: (every interface) are what they say.
+  const bare = value.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (isIP(bare) !== 0) return bare;
   const host = validateHost(value);
   if (!host.ok) throw new InvalidArgumentError(`${host.reason}.`);
   return host.host;

@@ -61,12 +61,14 @@ export function buildProgram(): Command {
     .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
     .description(
       "find edited, forged, removed or reordered records and a cut end in an audit-chained log; " +
-        "exit 0 intact, 1 problems found, 2 a file cannot be read, 3 no audit key (only unkeyed hashes checked)",
+        "exit 0 intact, 1 problems found, 2 a file cannot be read, 3 no audit key (only unkeyed hashes checked), " +
+        "4 intact but no audit state (whether the end was cut could not be checked)",
     )
     .addOption(caDirOption())
     .option("--audit-dir <dir>", "folder of the audit key and states (default: audit/ in the CA folder)")
+    .option("--state <file>", "the audit state to compare the log's end with (a copy carried along with the log); default: found by the log's path or the chain's identity")
     .option("--json", "as JSON")
-    .action(async (files: string[], o: { json?: boolean; caDir: string; auditDir?: string }) =>
+    .action(async (files: string[], o: { json?: boolean; caDir: string; auditDir?: string; state?: string }) =>
       (await import("./verify-log.js")).verifyLogCommand(files, o),
     );
 

@@ -75,7 +75,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     const last = chain?.last;
     if (!audit?.state || !last || last.seq === saved) return;
     saved = last.seq;
-    audit.state.save(last);
+    audit.state.save(last, chain?.identity ?? null);
   };
   const base = opts.stream
     ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target, file: null }

@@ -6,6 +6,7 @@ import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { buildHar } from "./har.js";
+import { escapeLine } from "../../log/escape-line.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 import { UsageError } from "../../util/usage-error.js";
 
@@ -84,7 +85,9 @@ export async function exportCommand(
     );
     return 1;
   }
-  const text = JSON.stringify(har, null, 2) + "\n";
+  // Bidi and other format controls from record strings written `\uXXXX`, as the log writes them: a viewer
+  // or a terminal showing the file must not reorder or hide its text. (Only strings hold such characters.)
+  const text = escapeLine(JSON.stringify(har, null, 2)) + "\n";
   if (o.har === "-") {
     io.stdout.write(text);
   } else {
