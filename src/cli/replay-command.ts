@@ -19,6 +19,7 @@ export function registerReplayCommand(program: Command): Command {
     .option("--diff", "show the answer beside the captured one", false)
     .option("--yes", "replay a tool call the capture does not show as read-only without asking", false)
     .option("--print-curl", "print the replay as curl commands (credentials as placeholders) instead of sending it", false)
+    .option("--input <file>", "a call that asks for input (input_required): answer its first round with these inputResponses (JSON object; - for stdin)")
     .option("--stdio", "replay against the stdio server whose command follows --", false)
     .option("--log-file <file>", "where the replay's records go (default: appended to LOG)")
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")

@@ -28,14 +28,14 @@ export function parseSet(text: string): Edit {
 }
 
 /** Parses `--params` text: a JSON object. */
-export function parseParams(text: string, from: string): Record<string, unknown> {
+export function parseParams(text: string, from: string, option = "--params"): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`--params ${from}: not JSON (${(err as Error).message})`);
+    throw new UsageError(`${option} ${from}: not JSON (${(err as Error).message})`);
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError(`--params ${from}: must be a JSON object (the request's params)`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError(`${option} ${from}: must be a JSON object`);
   return value as Record<string, unknown>;
 }
 

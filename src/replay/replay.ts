@@ -31,6 +31,8 @@ export interface ReplayOptions extends Omit<ReplayProxyOptions, "logFile"> {
   printCurl?: boolean;
   /** `--stdio -- CMD`: the command comes as the arguments after LOG. */
   stdio?: boolean;
+  /** `--input FILE`: inputResponses for a second round when the first asks for input. */
+  input?: string;
   logFile?: string;
   timeoutMs: number;
 }
@@ -54,6 +56,7 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
     protocolVersion: call.protocolVersion,
     capabilities: call.clientCapabilities,
     clientInfo: replayClientInfo(call),
+    ...(o.input !== undefined ? { input: parseParams(o.input === "-" ? await readAll(io.stdin) : readFile(o.input, "--input"), o.input, "--input") } : {}),
   };
   const headers = parseHeaders(o.header ?? []);
   const stdioCommand = o.stdio ? command : null;
@@ -84,8 +87,12 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
     }
     throw err;
   }
+  if (result.firstRound) io.stderr.write(`  round 1 asked for input, answered from --input: ${JSON.stringify(result.firstRound.message.result)}\n`);
   for (const m of result.answer.others) io.stderr.write(`  ← ${typeof m.method === "string" ? m.method : "message"} ${JSON.stringify(m.params ?? m.result ?? m.error ?? {})}\n`);
   const answer = result.answer.message;
+  if ((answer.result as Message | undefined)?.resultType === "input_required") {
+    io.stderr.write("mcp-wiretap replay: the server asks for input (inputRequests below): answer with --input FILE (a JSON object: the inputResponses)\n");
+  }
   io.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
   if (o.diff) io.stdout.write(answerDiff(call.answer, answer));
   return Object.hasOwn(answer, "error") ? 1 : 0;
@@ -100,8 +107,8 @@ function replayClientInfo(call: CapturedCall): Message {
 async function replayParams(call: CapturedCall, o: ReplayOptions, stdin: NodeJS.ReadableStream): Promise<Record<string, unknown> | undefined> {
   let params = call.params;
   if (o.params !== undefined) {
-    const text = o.params === "-" ? await readAll(stdin) : readFile(o.params);
-    params = parseParams(text, o.params);
+    const text = o.params === "-" ? await readAll(stdin) : readFile(o.params, "--params");
+    params = parseParams(text, o.params, "--params");
   } else if (call.paramsProblem !== null) {
     throw new UsageError(`${call.selector}: ${call.paramsProblem}: give the params with --params FILE (or - for stdin)`);
   }
@@ -110,11 +117,11 @@ async function replayParams(call: CapturedCall, o: ReplayOptions, stdin: NodeJS.
   return applyEdits(params ?? {}, edits);
 }
 
-function readFile(file: string): string {
+function readFile(file: string, option: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`--params ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UsageError(`${option} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
 }
 

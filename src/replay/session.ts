@@ -16,12 +16,16 @@ export interface SessionPlan {
   protocolVersion: string | null;
   capabilities: unknown;
   clientInfo: Message;
+  /** `--input`: the `inputResponses` of a second round, when the first asks for input (`input_required`). */
+  input?: Record<string, unknown>;
 }
 
 export interface SessionResult {
   answer: Answer;
   /** The server's initialize result (absent under the stateless revision). */
   initialized: Message | null;
+  /** The first round's answer when it asked for input and `--input` answered it. */
+  firstRound?: Answer;
 }
 
 export async function replaySession(channel: Channel, plan: SessionPlan, onVersion: (version: string) => void = () => {}): Promise<SessionResult> {
@@ -29,7 +33,7 @@ export async function replaySession(channel: Channel, plan: SessionPlan, onVersi
     if (isStateless(plan.protocolVersion)) {
       const params = withStatelessMeta(plan.params ?? {}, plan.protocolVersion!, plan.clientInfo);
       onVersion(plan.protocolVersion!);
-      return { answer: await channel.request({ jsonrpc: "2.0", id: plan.id, method: plan.method, params }), initialized: null };
+      return withInput(channel, plan, params, await channel.request({ jsonrpc: "2.0", id: plan.id, method: plan.method, params }), null);
     }
     const init = await channel.request({
       jsonrpc: "2.0",
@@ -43,8 +47,22 @@ export async function replaySession(channel: Channel, plan: SessionPlan, onVersi
     await channel.notify({ jsonrpc: "2.0", method: "notifications/initialized" });
     const message: Message = { jsonrpc: "2.0", id: plan.id, method: plan.method };
     if (plan.params !== undefined) message.params = plan.params;
-    return { answer: await channel.request(message), initialized: result };
+    return withInput(channel, plan, plan.params, await channel.request(message), result);
   } finally {
     await channel.close().catch(() => {});
   }
+}
+
+/**
+ * A multi-round call (2026-07-28): a first answer of `resultType: "input_required"` is answered once, with
+ * `--input` as `inputResponses` and the server's `requestState` echoed unchanged, under a new id.
+ */
+async function withInput(channel: Channel, plan: SessionPlan, params: Record<string, unknown> | undefined, first: Answer, initialized: Message | null): Promise<SessionResult> {
+  const result = first.message.result as Message | undefined;
+  if (plan.input === undefined || result?.resultType !== "input_required") return { answer: first, initialized };
+  const { inputResponses: _old, requestState: _stale, ...rest } = params ?? {};
+  const retry: Record<string, unknown> = { ...rest, inputResponses: plan.input };
+  if (result.requestState !== undefined) retry.requestState = result.requestState;
+  const id = typeof plan.id === "number" ? plan.id + 1 : `${plan.id}-2`;
+  return { answer: await channel.request({ jsonrpc: "2.0", id, method: plan.method, params: retry }), initialized, firstRound: first };
 }
