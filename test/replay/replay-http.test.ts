@@ -93,6 +93,14 @@ describe("replay over Streamable HTTP", () => {
     expect(start.protocolVersion).toBe(original.protocolVersion);
     expect(replayed.some((r) => r.event === "http" && r.method === "DELETE")).toBe(true);
     expectRecordsMatchSchemas(replayed);
+
+    // The selector is the one tail -v prints under the captured request; the replay is marked as such there.
+    const tail = await runCli(["tail", "-v", log, "--tool", "echo"], { env: { NO_COLOR: "1" } });
+    expect(tail.stdout).toContain(`call ${echoSelector}\n`);
+    expect(tail.stdout).toMatch(/tools\/call echo\s+↻ replay/);
+    expect(tail.stdout).toContain(`↻ replay of ${echoSelector}`);
+    const stats = JSON.parse((await runCli(["stats", log, "--json", "--tool", "echo"])).stdout) as { totals: { calls: number; replays: number } };
+    expect(stats.totals).toMatchObject({ replays: 1 });
   }, 30_000);
 
   it("--last with tail's filter tokens picks the latest matching call; --header values are sent but never recorded", async () => {
