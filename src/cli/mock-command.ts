@@ -11,6 +11,7 @@ export function registerMockCommand(program: Command): Command {
     .option("--stdio", "serve over stdin/stdout (for a client's config) instead of HTTP", false)
     .addOption(new Option("--port <port>", "serve Streamable HTTP on this loopback port (default: any free port; the URL is printed)").argParser(parsePort))
     .addOption(new Option("--match <mode>", "how a call finds its answer: exact params; tool: exact, else the tool's latest; sequence: in recorded order").choices(MATCH_MODES).default("exact"))
+    .option("--legacy", "serve the legacy HTTP+SSE transport (GET /sse, POST /message) instead of Streamable HTTP", false)
     .option("--server <name>", "which recorded server, when the log holds several: its serverInfo name or host:port")
     .addOption(new Option("--speed <x>", "progress timing: 1 as recorded, 2 twice as fast, 0 no waiting").default(1).argParser(parseSpeed))
     .addHelpText(

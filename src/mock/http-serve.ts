@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { MockServer, Reply } from "./mock-server.js";
+import { LegacySessions } from "./legacy-serve.js";
 
 /** Largest request body read; larger is refused with 413 (promise 3). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -18,10 +19,12 @@ export interface ServingHttp {
   close(): Promise<void>;
 }
 
-export async function serveHttp(server: MockServer, port: number): Promise<ServingHttp> {
+export async function serveHttp(server: MockServer, port: number, opts: { legacy?: boolean } = {}): Promise<ServingHttp> {
   const sessions = new Set<string>();
+  const legacy = opts.legacy ? new LegacySessions(server) : null;
   const listener = http.createServer((req, res) => {
     if (!fromLoopback(req)) return end(res, 403, "only loopback clients (Host and Origin) may use this mock");
+    if (legacy) return serveLegacy(legacy, req, res);
     if (req.method === "GET") return end(res, 405, "no server-initiated stream");
     if (req.method === "DELETE") {
       const id = req.headers["mcp-session-id"];
@@ -56,13 +59,29 @@ export async function serveHttp(server: MockServer, port: number): Promise<Servi
   });
   const address = listener.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${address.port}/mcp`,
+    url: `http://127.0.0.1:${address.port}/${legacy ? "sse" : "mcp"}`,
     close: () =>
       new Promise((resolve) => {
+        legacy?.closeAll();
         listener.closeAllConnections();
         listener.close(() => resolve());
       }),
   };
+}
+
+/** Legacy HTTP+SSE: GET opens a session's stream, POST /message?sessionId=… feeds it (answers on the stream). */
+function serveLegacy(legacy: LegacySessions, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  if (req.method === "GET") {
+    if (!legacy.open(res)) end(res, 503, "too many open streams");
+    return;
+  }
+  if (req.method !== "POST") return end(res, 405, "GET, POST");
+  readBody(req, (body) => {
+    if (body === null) return end(res, 413, `body over ${MAX_BODY_BYTES} bytes`);
+    if (!legacy.post(url.searchParams.get("sessionId"), body.toString("utf8"))) return end(res, 404, "no such session");
+    end(res, 202, "Accepted");
+  });
 }
 
 function stream(res: http.ServerResponse, replies: Reply[], headers: Record<string, string>): void {

@@ -13,6 +13,8 @@ import { serveStdio } from "./stdio-serve.js";
 export interface MockOptions {
   stdio?: boolean;
   port?: number;
+  /** Legacy HTTP+SSE (2024-11-05) instead of Streamable HTTP. */
+  legacy?: boolean;
   match: MatchMode;
   server?: string;
   speed: number;
@@ -25,7 +27,7 @@ export interface MockIo {
 }
 
 export async function mockCommand(logs: string[], o: MockOptions, io: MockIo): Promise<number> {
-  if (o.stdio && o.port !== undefined) throw new UsageError("mock serves over --stdio or on --port, not both");
+  if (o.stdio && (o.port !== undefined || o.legacy)) throw new UsageError("mock serves over --stdio or HTTP (--port, --legacy), not both");
   if (!(MATCH_MODES as readonly string[]).includes(o.match)) throw new UsageError(`--match must be one of ${MATCH_MODES.join(", ")}`);
   if (logs.includes("-") && o.stdio) throw new UsageError("with --stdio, stdin is the client's: give the log as a file");
   const { records } = await loadLogs(logs, io.stdin);
@@ -39,7 +41,7 @@ export async function mockCommand(logs: string[], o: MockOptions, io: MockIo): P
     await new Promise<void>((resolve) => io.stdout.write("", () => resolve()));
     return 0;
   }
-  const serving = await serveHttp(server, o.port ?? 0);
+  const serving = await serveHttp(server, o.port ?? 0, { legacy: o.legacy === true });
   io.stderr.write(`mcp-wiretap mock: serving ${summary} at ${serving.url}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectStreamable } from "../helpers/mcp-client.js";
+import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, spawnCli, startTestProxy, type SpawnedCli } from "../helpers/proxy-harness.js";
 
@@ -155,4 +155,28 @@ describe("mock over Streamable HTTP", () => {
     expect(await post({ origin: "https://evil.example" })).toBe(403);
     expect(await post({ host: "attacker.example" })).toBe(403);
   });
+});
+
+describe("mock over legacy HTTP+SSE (--legacy)", () => {
+  let cli: SpawnedCli;
+  let url: string;
+  beforeAll(async () => {
+    cli = spawnCli(["mock", capture, "--legacy", "--port", "0", "--speed", "0"]);
+    url = (await cli.waitForStderr(/at (http:\/\/127\.0\.0\.1:\d+\/sse)/, 15_000))[1]!;
+  }, 20_000);
+  afterAll(() => cli?.kill());
+
+  it("gives the SDK client the recorded tools/list, call results and progress", async () => {
+    const c = await connectSse(url);
+    try {
+      const seen = await scenario(c.client);
+      expect(seen.tools).toEqual(recorded.tools);
+      expect(seen.echo).toEqual(recorded.echo);
+      expect(seen.sum).toEqual(recorded.sum);
+      expect(seen.long).toEqual(recorded.long);
+      expect(seen.progress).toEqual(recorded.progress);
+    } finally {
+      await c.close();
+    }
+  }, 30_000);
 });
