@@ -43,3 +43,52 @@ export function messagesOf(text: string): Message[] {
   const list = Array.isArray(value) ? value : [value];
   return list.filter((m): m is Message => m !== null && typeof m === "object" && !Array.isArray(m));
 }
+
+/**
+ * The one request a channel that reads answers from a stream (legacy SSE, stdio) waits for: each message
+ * read is the answer, or something that came before it (a server request among them is refused).
+ */
+export class AnswerWaiter {
+  private waiting: { id: unknown; others: Message[]; resolve(a: Answer): void; reject(e: Error): void } | null = null;
+  private ended: Error | null = null;
+
+  constructor(private readonly refuse: (reply: Message) => void) {}
+
+  /** The answer to request `id`, within `timeoutMs`. */
+  wait(id: unknown, what: string, timeoutMs: number): Promise<Answer> {
+    if (this.ended) return Promise.reject(this.ended);
+    return new Promise<Answer>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(new ReplayError(`no answer to ${what} within ${timeoutMs} ms`)), timeoutMs);
+      this.waiting = {
+        id,
+        others: [],
+        resolve: (a) => (clearTimeout(timer), resolve(a)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      };
+    });
+  }
+
+  deliver(m: Message): void {
+    const w = this.waiting;
+    if (w && answers(m, w.id)) {
+      this.waiting = null;
+      w.resolve({ message: m, others: w.others });
+      return;
+    }
+    w?.others.push(m);
+    if (isServerRequest(m)) this.refuse(refuseServerRequest(m));
+  }
+
+  /** No answer will come: the waiting request (and any later one) fails with `err`. */
+  fail(err: Error): void {
+    this.ended ??= err;
+    this.waiting?.reject(err);
+    this.waiting = null;
+  }
+
+  /** The request failed on its own (its POST refused); later requests may still be answered. */
+  reject(err: Error): void {
+    this.waiting?.reject(err);
+    this.waiting = null;
+  }
+}

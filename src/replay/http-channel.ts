@@ -74,6 +74,8 @@ export class HttpChannel implements Channel {
       body: JSON.stringify(message),
       headersTimeout: this.o.timeoutMs,
       bodyTimeout: this.o.timeoutMs,
+      // The whole answer, stream included, within --timeout: a server that drips events does not hold it.
+      signal: AbortSignal.timeout(this.o.timeoutMs),
     });
     const session = res.headers["mcp-session-id"];
     if (typeof session === "string" && this.session === null) this.session = session;

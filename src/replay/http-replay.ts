@@ -59,7 +59,7 @@ export async function replayOverHttp(r: HttpReplay, plan: SessionPlan, o: Replay
   const local = `http://127.0.0.1:${proxy.address.port}${r.url.pathname}${r.url.search}`;
   try {
     if (r.transport === "http+sse") {
-      const channel = await LegacyChannel.open({ url: local, dispatcher, headers: r.headers, timeoutMs: r.timeoutMs });
+      const channel = await LegacyChannel.open({ url: local, upstreamOrigin: r.url.origin, dispatcher, headers: r.headers, timeoutMs: r.timeoutMs });
       return await replaySession(channel, plan);
     }
     const channel = new HttpChannel({ url: local, dispatcher, headers: r.headers, stateless: isStateless(plan.protocolVersion), timeoutMs: r.timeoutMs });

@@ -3,29 +3,23 @@
  * where to POST; every answer comes back on the stream.
  */
 import { request, type Dispatcher } from "undici";
-import { answers, isServerRequest, messagesOf, ReplayError, refuseServerRequest, type Answer, type Channel, type Message } from "./channel.js";
+import { AnswerWaiter, messagesOf, ReplayError, type Answer, type Channel, type Message } from "./channel.js";
 import { readText } from "./http-channel.js";
 import { sseEvents } from "./sse-events.js";
 
 export interface LegacyChannelOptions {
   /** The stream's URL on the replay's proxy. */
   url: string;
+  /** The server's own origin: an endpoint it names absolutely there is reached through the replay's proxy. */
+  upstreamOrigin: string;
   dispatcher: Dispatcher;
   headers: Record<string, string>;
   timeoutMs: number;
 }
 
-interface Waiter {
-  id: unknown;
-  others: Message[];
-  resolve(answer: Answer): void;
-  reject(err: Error): void;
-}
-
 export class LegacyChannel implements Channel {
   private endpoint: string | null = null;
-  private waiter: Waiter | null = null;
-  private ended: Error | null = null;
+  private readonly waiter = new AnswerWaiter((reply) => void this.post(reply).catch(() => {}));
   private stream: Dispatcher.ResponseData | null = null;
 
   private constructor(private readonly o: LegacyChannelOptions) {}
@@ -55,22 +49,7 @@ export class LegacyChannel implements Channel {
   }
 
   async request(message: Message): Promise<Answer> {
-    if (this.ended) throw this.ended;
-    const answer = new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new ReplayError(`no answer to ${String(message.method)} within ${this.o.timeoutMs} ms`)), this.o.timeoutMs);
-      this.waiter = {
-        id: message.id,
-        others: [],
-        resolve: (a) => {
-          clearTimeout(timer);
-          resolve(a);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-    });
+    const answer = this.waiter.wait(message.id, String(message.method), this.o.timeoutMs);
     await this.post(message);
     return answer;
   }
@@ -96,8 +75,7 @@ export class LegacyChannel implements Channel {
     const text = await readText(res.body);
     if (res.statusCode >= 300) {
       const err = new ReplayError(res.statusCode === 401 ? "the server answered 401: pass credentials with --header 'Authorization: Bearer …'" : `POST ${String(message.method ?? "answer")}: HTTP ${res.statusCode}${text ? `: ${text.slice(0, 500)}` : ""}`);
-      this.waiter?.reject(err);
-      this.waiter = null;
+      this.waiter.reject(err);
     }
   }
 
@@ -105,33 +83,24 @@ export class LegacyChannel implements Channel {
     try {
       for await (const event of sseEvents(res.body)) {
         if (event.event === "endpoint") {
-          // Relative to the stream's URL, as the SDK reads it; an endpoint elsewhere is not followed.
-          const url = new URL(event.data.trim(), this.o.url);
-          if (url.origin !== new URL(this.o.url).origin) throw new ReplayError(`the server's endpoint ${url.origin} is not where its stream is`);
+          // Relative to the stream's URL, as the SDK reads it; one on the server's own origin goes through the
+          // replay's proxy too; an endpoint elsewhere is not followed.
+          let url = new URL(event.data.trim(), this.o.url);
+          const local = new URL(this.o.url).origin;
+          if (url.origin === this.o.upstreamOrigin) url = new URL(`${url.pathname}${url.search}`, local);
+          if (url.origin !== local) throw new ReplayError(`the server's endpoint ${url.origin} is not where its stream is`);
           this.endpoint = url.href;
           onEndpoint(url.href);
           continue;
         }
-        for (const m of messagesOf(event.data)) this.deliver(m);
+        for (const m of messagesOf(event.data)) this.waiter.deliver(m);
       }
       throw new ReplayError("the server closed its event stream");
     } catch (err) {
       if (this.stream === null) return; // closed by us
-      this.ended = err instanceof Error ? err : new Error(String(err));
-      onFail(this.ended);
-      this.waiter?.reject(this.ended);
-      this.waiter = null;
+      const ended = err instanceof Error ? err : new Error(String(err));
+      onFail(ended);
+      this.waiter.fail(ended);
     }
-  }
-
-  private deliver(m: Message): void {
-    const w = this.waiter;
-    if (w && answers(m, w.id)) {
-      this.waiter = null;
-      w.resolve({ message: m, others: w.others });
-      return;
-    }
-    w?.others.push(m);
-    if (isServerRequest(m)) void this.post(refuseServerRequest(m)).catch(() => {});
   }
 }

@@ -81,11 +81,11 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
       result = await replayOverHttp({ transport: call.transport as "streamable-http" | "http+sse", url: url!, headers, replayOf: call.selector, timeoutMs: o.timeoutMs }, plan, proxyOptions);
     }
   } catch (err) {
-    if (err instanceof ReplayError) {
-      io.stderr.write(`mcp-wiretap replay: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    if (err instanceof UsageError) throw err;
+    // Not answered: the exchange failed (refused, timed out, cut); said in one line, no stack.
+    const message = err instanceof ReplayError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
+    io.stderr.write(`mcp-wiretap replay: ${message}\n`);
+    return 1;
   }
   if (result.firstRound) io.stderr.write(`  round 1 asked for input, answered from --input: ${JSON.stringify(result.firstRound.message.result)}\n`);
   for (const m of result.answer.others) io.stderr.write(`  ← ${typeof m.method === "string" ? m.method : "message"} ${JSON.stringify(m.params ?? m.result ?? m.error ?? {})}\n`);

@@ -67,12 +67,7 @@ describe("mock over stdio", () => {
     const mock = await stdioMock();
     try {
       expect(mock.client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
-      const seen = await scenario(mock.client);
-      expect(seen.tools).toEqual(recorded.tools);
-      expect(seen.echo).toEqual(recorded.echo);
-      expect(seen.sum).toEqual(recorded.sum);
-      expect(seen.long).toEqual(recorded.long);
-      expect(seen.progress).toEqual(recorded.progress);
+      expect(await scenario(mock.client)).toEqual(recorded);
     } finally {
       await mock.close();
     }
@@ -132,12 +127,7 @@ describe("mock over Streamable HTTP", () => {
   it("gives the SDK client the recorded tools/list, call results and progress", async () => {
     const c = await connectStreamable(url);
     try {
-      const seen = await scenario(c.client);
-      expect(seen.tools).toEqual(recorded.tools);
-      expect(seen.echo).toEqual(recorded.echo);
-      expect(seen.sum).toEqual(recorded.sum);
-      expect(seen.long).toEqual(recorded.long);
-      expect(seen.progress).toEqual(recorded.progress);
+      expect(await scenario(c.client)).toEqual(recorded);
     } finally {
       await c.close();
     }
@@ -169,12 +159,7 @@ describe("mock over legacy HTTP+SSE (--legacy)", () => {
   it("gives the SDK client the recorded tools/list, call results and progress", async () => {
     const c = await connectSse(url);
     try {
-      const seen = await scenario(c.client);
-      expect(seen.tools).toEqual(recorded.tools);
-      expect(seen.echo).toEqual(recorded.echo);
-      expect(seen.sum).toEqual(recorded.sum);
-      expect(seen.long).toEqual(recorded.long);
-      expect(seen.progress).toEqual(recorded.progress);
+      expect(await scenario(c.client)).toEqual(recorded);
     } finally {
       await c.close();
     }

@@ -2,7 +2,7 @@
  * `mcp-wiretap replay` against a real server: the official SDK client makes a capture of server-everything
  * through the proxy (Streamable HTTP and legacy HTTP+SSE), then the built CLI replays calls from it.
  */
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { readRecords, runCli, startTestProxy, testCaFile, type LogRecord } from "../helpers/proxy-harness.js";
+import { copyOfCapture } from "./capture-copy.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 let dir: string;
@@ -18,13 +19,6 @@ let capture: string;
 let caDir: string;
 let echoSelector: string;
 
-/** A fresh copy of the capture (0600, ours): each test appends its replay's records to its own copy. */
-function copyOfCapture(name: string): string {
-  const file = path.join(dir, `${name}.ndjson`);
-  copyFileSync(capture, file);
-  chmodSync(file, 0o600);
-  return file;
-}
 
 function replay(args: string[], timeoutMs = 30_000) {
   return runCli(["replay", ...args, "--upstream-ca", testCaFile(), "--ca-dir", caDir], { timeoutMs });
@@ -68,7 +62,7 @@ afterAll(async () => {
 
 describe("replay over Streamable HTTP", () => {
   it("replays echo with an edited message: the new echo, records marked replayOf, a fresh session named as a replay", async () => {
-    const log = copyOfCapture("edited");
+    const log = copyOfCapture(capture, "edited");
     const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
     const run = await replay([log, "--call", echoSelector, "--set", 'arguments.message="edited by replay"', "--yes", "--diff"]);
     expect(run.stderr).toContain(`${echoSelector} tools/call echo`);
@@ -104,7 +98,7 @@ describe("replay over Streamable HTTP", () => {
   }, 30_000);
 
   it("--last with tail's filter tokens picks the latest matching call; --header values are sent but never recorded", async () => {
-    const log = copyOfCapture("last");
+    const log = copyOfCapture(capture, "last");
     const secret = "s3cr3t-replay-credential-0123456789";
     const run = await replay([log, "--last", "tool:peek", "--header", `X-Api-Key: ${secret}`]);
     expect(run.code).toBe(0);
@@ -116,7 +110,7 @@ describe("replay over Streamable HTTP", () => {
   }, 30_000);
 
   it("a tool the capture marks destructive, without --yes and without a terminal, is refused saying what to pass", async () => {
-    const log = copyOfCapture("destructive");
+    const log = copyOfCapture(capture, "destructive");
     const before = upstream.counters.toolCallsByName.get("wipe-disk") ?? 0;
     const run = await replay([log, "--last", "tool:wipe-disk"]);
     expect(run.code).toBe(2);
@@ -127,7 +121,7 @@ describe("replay over Streamable HTTP", () => {
   }, 30_000);
 
   it("enforce mode denies a replay whose edited arguments the policy forbids: the server never gets it", async () => {
-    const log = copyOfCapture("enforce");
+    const log = copyOfCapture(capture, "enforce");
     const policy = path.join(dir, "enforce.yaml");
     writeFileSync(policy, ["mode: enforce", "default: allow", "rules:", "  - name: no-forbidden-echo", "    action: deny", "    reason: not this message", "    match:", "      tool: echo", '      args: { message: "re:forbidden" }', ""].join("\n"));
     const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
@@ -141,7 +135,7 @@ describe("replay over Streamable HTTP", () => {
   }, 30_000);
 
   it("a 401 names --header", async () => {
-    const log = copyOfCapture("unauthorized");
+    const log = copyOfCapture(capture, "unauthorized");
     const server = await import("node:http").then(({ createServer }) => createServer((_req, res) => res.writeHead(401, { "www-authenticate": "Bearer" }).end()));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
@@ -156,7 +150,7 @@ describe("replay over Streamable HTTP", () => {
   }, 30_000);
 
   it("--print-curl prints the handshake and the call, credentials as placeholders, and sends nothing", async () => {
-    const log = copyOfCapture("curl");
+    const log = copyOfCapture(capture, "curl");
     const run = await replay([log, "--call", echoSelector, "--header", "Authorization: Bearer top-secret-token", "--print-curl"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('"method":"initialize"');
@@ -171,7 +165,7 @@ describe("replay over Streamable HTTP", () => {
 
 describe("replay over legacy HTTP+SSE", () => {
   it("opens the stream, posts to its endpoint and prints the new echo", async () => {
-    const log = copyOfCapture("legacy");
+    const log = copyOfCapture(capture, "legacy");
     const run = await replay([log, "--last", "tool:echo", "--set", 'arguments.message="legacy replay"', "--yes"]);
     // --last picks the latest echo: the legacy one.
     expect(run.stderr).toMatch(/tools\/call echo → https:\/\/127\.0\.0\.1:\d+\/sse/);

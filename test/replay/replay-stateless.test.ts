@@ -2,13 +2,14 @@
  * `replay` of a 2026-07-28 (stateless) call: no handshake, the mirrored headers sent, the replay's client
  * info in `_meta`; a multi-round call replays its first round, and `--input` answers it.
  */
-import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fetch as undiciFetch, ProxyAgent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json, rpcResult, startScriptedUpstream, type ScriptedRequest, type ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { readRecords, runCli, startTestProxy, testCaFile } from "../helpers/proxy-harness.js";
+import { copyOfCapture } from "./capture-copy.js";
 
 const REVISION = "2026-07-28";
 const META = { "io.modelcontextprotocol/protocolVersion": REVISION, "io.modelcontextprotocol/clientInfo": { name: "stateless-client", version: "1" } };
@@ -57,18 +58,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function copyOfCapture(name: string): string {
-  const file = path.join(dir, `${name}.ndjson`);
-  copyFileSync(capture, file);
-  chmodSync(file, 0o600);
-  return file;
-}
 
 const replay = (args: string[]) => runCli(["replay", ...args, "--upstream-ca", testCaFile(), "--ca-dir", caDir, "--yes"], { timeoutMs: 30_000 });
 
 describe("replay under the stateless revision", () => {
   it("sends the call alone, with Mcp-Method, Mcp-Name and MCP-Protocol-Version matching the body, the replay named in _meta", async () => {
-    const log = copyOfCapture("echo");
+    const log = copyOfCapture(capture, "echo");
     const seen = upstream.requests.length;
     const run = await replay([log, "--last", "tool:echo", "--set", 'arguments.message="again"']);
     expect(run.code).toBe(0);
@@ -84,7 +79,7 @@ describe("replay under the stateless revision", () => {
   });
 
   it("a call that asks for input: the first round is shown with what to pass; --input answers it, requestState echoed", async () => {
-    const log = copyOfCapture("ask");
+    const log = copyOfCapture(capture, "ask");
     const first = await replay([log, "--last", "tool:ask"]);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('"input_required"');

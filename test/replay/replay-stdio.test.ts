@@ -2,11 +2,12 @@
  * `mcp-wiretap replay --stdio`: a capture of server-everything made through `mcp-wiretap stdio` by the
  * official SDK client, replayed against a fresh launch of the same server.
  */
-import { chmodSync, copyFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NODE_BIN, readRecords, runCli } from "../helpers/proxy-harness.js";
 import { connectStdio, EVERYTHING_STDIO, tempDir } from "../helpers/stdio-shim.js";
+import { copyOfCapture } from "./capture-copy.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 let dir: string;
@@ -25,16 +26,10 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function copyOfCapture(name: string): string {
-  const file = path.join(dir, `${name}.ndjson`);
-  copyFileSync(capture, file);
-  chmodSync(file, 0o600);
-  return file;
-}
 
 describe("replay over stdio", () => {
   it("launches the server given after --stdio --, replays the edited echo and records it with replayOf", async () => {
-    const log = copyOfCapture("stdio");
+    const log = copyOfCapture(capture, "stdio");
     const run = await runCli(["replay", log, "--last", "tool:echo", "--set", 'arguments.message="stdio replay"', "--yes", "--ca-dir", path.join(dir, "pins"), "--stdio", "--", NODE_BIN, EVERYTHING_STDIO, "stdio"], { timeoutMs: 30_000 });
     expect(run.stderr).toContain("tools/call echo");
     expect(run.code).toBe(0);
@@ -51,7 +46,7 @@ describe("replay over stdio", () => {
   }, 40_000);
 
   it("without --stdio and without a terminal: refused, showing the recorded command to pass", async () => {
-    const log = copyOfCapture("no-command");
+    const log = copyOfCapture(capture, "no-command");
     const run = await runCli(["replay", log, "--last", "tool:echo", "--yes", "--ca-dir", path.join(dir, "pins")]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--stdio --");
