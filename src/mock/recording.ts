@@ -6,6 +6,7 @@ import { buildCalls } from "../analysis/calls.js";
 import { serverNames } from "../analysis/tool-defs.js";
 import { num, obj, str, type LogRecord } from "../saved-logs/filters.js";
 import { UsageError } from "../util/usage-error.js";
+import { selectorOf } from "../saved-logs/selector.js";
 
 export type Message = Record<string, unknown>;
 
@@ -73,7 +74,7 @@ export function readRecording(records: readonly LogRecord[], wanted: string | un
       continue;
     }
     const recorded: RecordedCall = {
-      selector: `${String(request.flow)}#${typeof request.id === "string" ? request.id : JSON.stringify(request.id)}`,
+      selector: selectorOf(String(request.flow), request.id),
       method: call.method,
       tool: call.tool,
       params,

@@ -61,6 +61,7 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
   const headers = parseHeaders(o.header ?? []);
   const stdioCommand = o.stdio ? command : null;
   if (o.stdio && command.length === 0) throw new UsageError("--stdio needs the server's command after --: replay LOG --call … --stdio -- <command> [args…]");
+  if ((stdioCommand || call.transport === "stdio") && Object.keys(headers).length > 0) throw new UsageError("--header is for HTTP servers: a stdio server gets no headers");
   if (call.transport === "stdio" && o.server) throw new UsageError("--server is for HTTP captures; a stdio server is given with --stdio -- <command>");
   const url = call.transport === "stdio" ? null : targetUrl(call, o.server);
   if (o.printCurl) {

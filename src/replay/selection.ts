@@ -8,6 +8,7 @@ import { toolDefinitions } from "../analysis/tool-defs.js";
 import { compileFilters, isHttps, obj, str, type LogRecord } from "../saved-logs/filters.js";
 import { parseQuery } from "../ui/web/query.js";
 import { UsageError } from "../util/usage-error.js";
+import { selectorOf } from "../saved-logs/selector.js";
 
 export type Transport = "streamable-http" | "http+sse" | "stdio";
 
@@ -35,11 +36,6 @@ export interface CapturedCall {
   answer: LogRecord | null;
   /** Of a stdio capture: the command its launch recorded (credentials masked), if any. */
   stdioCommand: string[] | null;
-}
-
-/** `flow#id` as `tail -v` prints it under a request: the id as JSON, a string id bare when it reads as no number. */
-export function selectorOf(flow: string, id: unknown): string {
-  return `${flow}#${typeof id === "string" && !/^-?\d/.test(id) && !id.startsWith('"') ? id : JSON.stringify(id)}`;
 }
 
 /** Finds the request `--call SELECTOR` names: its flow (or a prefix of 8 or more characters) and its id. */

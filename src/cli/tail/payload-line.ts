@@ -1,7 +1,7 @@
 import { printable, type Paint } from "../../saved-logs/color.js";
 import { clip } from "../../saved-logs/layout.js";
 import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
-import { selectorOf } from "../../replay/selection.js";
+import { selectorOf } from "../../saved-logs/selector.js";
 
 /** Where the TEXT column starts in a row (see layout.ts `row`): detail lines are indented to it. */
 export const TEXT_COLUMN = 63;
