@@ -8,6 +8,7 @@ import path from "node:path";
 import { REPO } from "./paths.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { sleep } from "./time.ts";
+import { onAnswerIds } from "./stdio.ts";
 
 const MAIN = path.join(REPO, "dist", "cli", "main.js");
 const ECHO = path.join(REPO, "bench", "stdio-echo-server.ts");
@@ -38,14 +39,8 @@ interface Peer {
 function launch(args: string[]): Peer {
   const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"] });
   let waiting: { id: number; resolve(): void } | null = null;
-  let pending = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    pending += chunk;
-    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (waiting && line.includes(`"id":${waiting.id},`)) waiting.resolve();
-    }
+  onAnswerIds(child.stdout, (id) => {
+    if (waiting?.id === id) waiting.resolve();
   });
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   return {
