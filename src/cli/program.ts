@@ -13,6 +13,8 @@ import { registerExportCommand } from "./har/command.js";
 import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
+import { registerReplayCommand } from "./replay-command.js";
+import { registerMockCommand } from "./mock-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -99,6 +101,8 @@ export function buildProgram(): Command {
   registerAnalysisCommands(program);
   registerStdioCommand(program);
   registerUiCommand(program);
+  registerReplayCommand(program);
+  registerMockCommand(program);
   return program;
 }
 

@@ -2,7 +2,7 @@ import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
-import { createLogSink } from "../log/logger.js";
+import { createLogSink, type LogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../records/http-record.js";
 import { caWarningRecord, connectPolicyRecord, insecureUpstreamRecord, proxyStartRecord, stopRecord } from "../records/lifecycle-records.js";
@@ -72,6 +72,12 @@ export interface StartOptions {
   otlp?: OtlpOptions;
   /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
   state?: string;
+  /** The banner on stderr (default true); a replay's proxy has none. */
+  banner?: boolean;
+  /** Members every record carries (a replay's `replayOf`). */
+  recordFields?: Record<string, string>;
+  /** Values removed from every record of every exchange (credentials a replay was given on its command line). */
+  secretValues?: string[];
 }
 
 export class StartError extends UsageError {}
@@ -109,6 +115,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
     ...(opts.auditChain ? { auditChain: { dir: path.resolve(opts.auditDir ?? path.join(ca.dir, "audit")) } } : {}),
     onError: opts.onLogError ?? "pass",
+    ...(opts.recordFields ? { recordFields: opts.recordFields } : {}),
   });
   const log = sink.logger;
   if (state?.problem) {
@@ -130,7 +137,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -175,7 +182,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       ...(keylog ? { keylog: keylog.file } : {}),
     }),
   );
-  process.stderr.write(
+  if (opts.banner !== false) process.stderr.write(
     banner({
       address,
       caCertPath: ca.certPath,
@@ -213,6 +220,21 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       return stopping;
     },
   };
+}
+
+/** Known credentials, registered with each exchange as it starts: scrubbed by value from its records. */
+function secretValuesAddon(secrets: LogSink["secrets"], values: string[] | undefined): { name: string; requestHeaders(ex: { id: string; request: { headers: Record<string, string | string[] | undefined> } }): void }[] {
+  const list = (values ?? []).filter((v) => v.length > 0);
+  if (list.length === 0) return [];
+  return [
+    {
+      name: "known-secrets",
+      requestHeaders: (ex) => {
+        const session = ex.request.headers["mcp-session-id"];
+        secrets.add(ex.id, typeof session === "string" ? session : null, list);
+      },
+    },
+  ];
 }
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */

@@ -44,6 +44,8 @@ export interface LogFileOptions {
    */
   auditChain?: { dir: string };
   onError?: OnLogError;
+  /** Members every record of this sink carries (a replay's `replayOf`), written right after `time`. */
+  recordFields?: Record<string, string>;
 }
 
 export class LogFileError extends UsageError {}
@@ -58,7 +60,7 @@ const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const secrets = new ExchangeSecrets();
   const options: pino.LoggerOptions = {
-    base: undefined,
+    base: opts.recordFields ?? undefined,
     timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",

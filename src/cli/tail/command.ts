@@ -65,6 +65,8 @@ const LEGEND = [
   "  DENY* rule     denied and enforced (enforce mode): blocked; what was done follows in ( )",
   "  UNANSWERED     a request that will never get its response; the reason follows",
   "  ⚠ header mismatch   stateless-revision headers (Mcp-Method, Mcp-Name) disagree with the body or are missing",
+  "  ↻ replay       sent by `mcp-wiretap replay` (records with replayOf)",
+  "With -v, `call <flow>#<id>` under a client's request is what `mcp-wiretap replay --call` takes.",
 ].join("\n");
 
 export function registerTailCommand(program: Command): void {

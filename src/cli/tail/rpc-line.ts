@@ -67,6 +67,7 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
   if (r.resultType === "input_required") parts.push(p("cyan", "⟳ input required"));
   if (typeof r.roundProblem === "string") parts.push(p("yellow", printable(`⚠ ${clip(r.roundProblem, 120)}`)));
   if (r.insecureUpstream === true) parts.push(p("yellow", "⚠ insecure upstream"));
+  if (typeof r.replayOf === "string") parts.push(p("cyan", "↻ replay"));
   const badge = decisionBadge(p, obj(r.decision));
   if (badge) parts.push(badge);
 
