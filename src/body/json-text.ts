@@ -20,6 +20,7 @@ const PYTHON_NUMBERS = ["-Infinity", "Infinity", "NaN"];
  * then judged, not the number); null when the text has none of them outside strings.
  */
 export function pythonJsonText(text: string): string | null {
+  if (!/NaN|Infinity/.test(text)) return null;
   let out = "";
   let from = 0;
   for (let i = 0; i < text.length; i++) {

@@ -105,7 +105,7 @@ export function sseEvent(message: unknown, id?: string): Buffer {
  * U+2028, U+2029 and NEL in a server-chosen text (an id, a kept tool's description) would otherwise break the
  * line for a reader that splits as httpx does, and under a single-byte label a byte of a UTF-8 sequence may too.
  */
-function asciiJson(message: unknown): string {
+export function asciiJson(message: unknown): string {
   return JSON.stringify(message).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

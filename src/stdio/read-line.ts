@@ -4,7 +4,7 @@ import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { pythonJsonText } from "../body/json-text.js";
 import { valueSequence } from "../body/leading-value.js";
 import { splitBatch } from "../mcp/jsonrpc.js";
-import { escapedStringBreaks, READER_FAMILIES } from "./reader-families.js";
+import { ANY_BREAK, escapeStringBreaks, JSON_STRING_BREAK, READER_FAMILIES } from "./reader-families.js";
 
 /**
  * How one stdio line reads, to every family of reader (see reader-families.ts). `values` is the proxy's
@@ -29,11 +29,14 @@ export interface LineReading {
   /** Why some reader reads a message the record would not show: what monitor mode records as the doubt. */
   recordDoubt?: string;
   /** The line with NEL, U+2028 and U+2029 escaped, when that makes every reader read `values`: enforce mode forwards it. */
-  canonical?: Buffer;
+  canonical?: () => Buffer;
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const CR = 0x0d;
+const NEWLINE = Buffer.from("\n");
+/** Breaks that JSON allows between tokens (CR) or not at all: a line with one is never made canonical. */
+const OTHER_BREAKS = /[\r\0\x0b\x0c\x1c\x1d\x1e]/;
 const NOT_UTF8 = "line is not valid UTF-8 (read with replacement characters)";
 
 /** What one reader makes of one of its lines. */
@@ -45,7 +48,7 @@ interface TextReading {
 }
 
 /** Bad bytes dropped rather than replaced: the line read whole, as the proxy reads it otherwise. */
-const DROPPING = { who: "readers that drop bytes that are not UTF-8", lines: (text: string) => [text] };
+const DROPPING = { who: "readers that drop bytes that are not UTF-8", lines: (text: string, _limit: number) => [text] };
 
 export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): LineReading {
   let body = content;
@@ -57,11 +60,13 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
   // Replacing bad bytes and dropping them are both common repairs: a name split by one is whole once dropped.
   const texts = utf8 ? [text] : [text, text.replaceAll("\ufffd", "")];
   const none = { values: [], hidden: [], alternates: new Map<number, unknown[]>() };
-  if (text.trim() === "" && texts.every((t) => READER_FAMILIES.every((f) => f.lines(t).every((l) => l.trim() === "")))) return { blank: true, ...none };
+  // Most lines hold no character any family ends a line at, and no bad byte: every family reads them alike.
+  const alike = utf8 && !ANY_BREAK.test(text);
+  if (text.trim() === "" && (alike || texts.every((t) => READER_FAMILIES.every((f) => f.lines(t, MAX_PIECES).every((l) => l.trim() === ""))))) return { blank: true, ...none };
   const own = readText(text, depthLimit);
   const problems = [utf8 ? undefined : NOT_UTF8, own.error, own.values.length === 1 && own.doubt === undefined ? duplicateMemberDoubt(text) : undefined];
   const problem = problems.filter((p) => p !== undefined && p !== null).join("; ") || undefined;
-  const others = otherReadings(texts, own.values, depthLimit);
+  const others = alike ? { hidden: [], alternates: new Map<number, unknown[]>(), doubts: [], cut: false } : otherReadings(texts, own.values, depthLimit);
   const ids = unsafeIds([...own.values, ...others.hidden.map((h) => h.message)]);
   const doubts = [own.doubt, ...others.doubts, ids].filter((d) => d !== undefined);
   const reading: LineReading = { blank: false, values: own.values, hidden: others.hidden, alternates: others.alternates, ...(problem !== undefined ? { problem } : {}) };
@@ -70,9 +75,12 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
   // Monitor mode records a doubt when a reader reads what the record would not show: a message of its own or
   // another reading of one, a reading JSON.parse does not share, an id it rounds. A reader that only fails to
   // read a message (a NEL inside a JSON string cuts it in two pieces that do not parse) adds nothing to judge.
-  if (others.hidden.length > 0 || others.alternates.size > 0 || own.doubt !== undefined || ids !== undefined) reading.recordDoubt = reading.doubt;
-  const escaped = problem === undefined && own.doubt === undefined && ids === undefined ? escapedStringBreaks(text) : null;
-  if (escaped !== null && otherReadings([escaped], own.values, depthLimit).doubts.length === 0) reading.canonical = Buffer.from(`${escaped}\n`);
+  if (others.hidden.length > 0 || others.alternates.size > 0 || others.cut || own.doubt !== undefined || ids !== undefined) reading.recordDoubt = reading.doubt;
+  // A clean line of one value whose only breaks are NEL, U+2028 and U+2029 holds them inside strings (JSON
+  // allows them nowhere else): escaped, it is the same JSON to every reader, and no family splits it.
+  if (problem === undefined && own.doubt === undefined && ids === undefined && !others.cut && own.values.length === 1 && !OTHER_BREAKS.test(text) && JSON_STRING_BREAK.test(text)) {
+    reading.canonical = () => Buffer.concat([escapeStringBreaks(body), NEWLINE]);
+  }
   return reading;
 }
 
@@ -80,37 +88,73 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
  * Each family's reading of each text, against the proxy's values: the messages they read besides, and where
  * they differ. A family that reads the text as one line reads it as the proxy does and is not read again.
  */
-function otherReadings(texts: string[], own: unknown[], depthLimit: number): Pick<LineReading, "hidden" | "alternates"> & { doubts: string[] } {
+function otherReadings(texts: string[], own: unknown[], depthLimit: number): Pick<LineReading, "hidden" | "alternates"> & { doubts: string[]; cut: boolean } {
   const hidden: LineReading["hidden"] = [];
   const alternates = new Map<number, unknown[]>();
   const doubts = new Set<string>();
   let mine: { messages: unknown[]; keys: string[]; heads: string[] } | null = null;
+  // Sets, not list scans: a line of many small values (`{}` between CRs) must not cost its square.
+  let known: Set<string> | null = null;
+  let cut = false;
+  let heads: Map<string, number> | null = null;
   for (const [t, text] of texts.entries()) {
     for (const family of [DROPPING, ...READER_FAMILIES]) {
-      const lines = family.lines(text);
+      const lines = family.lines(text, MAX_PIECES + 1);
       if (lines.length === 1 && lines[0] === text && (t === 0 || family !== DROPPING)) continue;
       mine ??= messagesOf(own);
-      const theirs = messagesOf(lines.flatMap((l) => readText(l, depthLimit).values));
+      known ??= new Set(mine.keys);
+      heads ??= new Map([...mine.heads.entries()].reverse().map(([i, h]) => [h, i]));
+      const read = readLines(lines.slice(0, MAX_PIECES), depthLimit);
+      if (read.cut || lines.length > MAX_PIECES) {
+        cut = true;
+        doubts.add(`${family.who} read more than ${MAX_READ} lines or values in this line: the rest were not judged`);
+      }
+      const theirs = messagesOf(read.values);
       if (theirs.keys.length === mine.keys.length && theirs.keys.every((k, i) => k === mine!.keys[i])) continue;
-      const why = family === DROPPING ? `${family.who} read it otherwise` : `${family.who} read ${lines.length} lines in this line, ${lines.filter((l) => l.trim() !== "").length} not blank`;
+      const why = family === DROPPING ? `${family.who} read it otherwise` : `${family.who} read ${lines.length > MAX_PIECES ? `more than ${MAX_PIECES}` : lines.length} lines in this line`;
       doubts.add(why);
       for (const [i, message] of theirs.messages.entries()) {
-        if (mine.keys.includes(theirs.keys[i]!) || hidden.some((h) => keyOf(h.message) === theirs.keys[i])) continue;
-        const same = mine.heads.indexOf(theirs.heads[i]!);
-        if (same === -1) hidden.push({ message, reason: why });
-        else alternates.set(same, [...(alternates.get(same) ?? []), message]);
+        if (known.has(theirs.keys[i]!)) continue;
+        known.add(theirs.keys[i]!);
+        const same = theirs.heads[i] === "" ? undefined : heads.get(theirs.heads[i]!);
+        if (same === undefined) hidden.push({ message, reason: why });
+        else if (alternates.has(same)) alternates.get(same)!.push(message);
+        else alternates.set(same, [message]);
       }
     }
   }
-  return { hidden, alternates, doubts: [...doubts] };
+  return { hidden, alternates, doubts: [...doubts], cut };
 }
+
+/**
+ * Each line's values, up to MAX_READ lines and values in all: an 8 MiB line of `{}` or `a` between CRs would
+ * otherwise cost a million parses (and records). What lies past the budget is not judged: the line is
+ * refused in enforce mode, flagged in monitor mode.
+ */
+function readLines(lines: string[], depthLimit: number): { values: unknown[]; cut: boolean } {
+  const values: unknown[] = [];
+  let spent = 0;
+  for (const line of lines) {
+    if (line.trim() === "") continue;
+    const read = readText(line, depthLimit).values;
+    spent += 1 + read.length;
+    if (spent > MAX_READ) return { values, cut: true };
+    values.push(...read);
+  }
+  return { values, cut: false };
+}
+
+const MAX_READ = 1000;
+/** Lines (blank ones too) a family's reading is cut into at most: the split itself stays bounded. */
+const MAX_PIECES = 100_000;
 
 /** The messages of some values (batches spread), each with its key and its id and method (what ties two readings of one message). */
 function messagesOf(values: unknown[]): { messages: unknown[]; keys: string[]; heads: string[] } {
   const messages = values.flatMap((v) => splitBatch(v).messages);
+  // Without an id or a method nothing ties two readings together: each is a message of its own.
   const head = (m: unknown): string => {
     const { id, method } = (typeof m === "object" && m !== null ? m : {}) as { id?: unknown; method?: unknown };
-    return JSON.stringify([id ?? null, method ?? null]);
+    return id === undefined && method === undefined ? "" : JSON.stringify([id ?? null, method ?? null]);
   };
   return { messages, keys: messages.map(keyOf), heads: messages.map(head) };
 }

@@ -2,7 +2,7 @@ import type { Direction } from "../mcp/correlator.js";
 import { idKey, splitBatch, type RequestId } from "../mcp/jsonrpc.js";
 import type { Judged } from "../mcp/rpc-event.js";
 import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
-import { answersNothing, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
+import { answersNothing, asciiJson, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine } from "./read-line.js";
 
@@ -150,7 +150,7 @@ export class StdioTap {
       return;
     }
     if (!judged.some(isEnforcedDeny)) {
-      forward(reading.canonical ?? raw);
+      forward(reading.canonical?.() ?? raw);
       return;
     }
     if (direction === "client_to_server") this.enforceClientLine(judged, single.batch, forward);
@@ -215,6 +215,11 @@ export class StdioTap {
   }
 }
 
+/**
+ * A line the proxy writes: ASCII only (every other character a `\uXXXX` escape), so that no text a peer chose
+ * (an argument kept in a re-written batch, a kept tool's description) carries a NEL, U+2028 or U+2029 that a
+ * reader splitting as str.splitlines() would end a line at.
+ */
 function jsonLine(value: unknown): Buffer {
-  return Buffer.from(`${JSON.stringify(value)}\n`);
+  return Buffer.from(`${asciiJson(value)}\n`);
 }
