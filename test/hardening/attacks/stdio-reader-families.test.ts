@@ -114,6 +114,27 @@ describe("stdio: line breaks some readers honour, client to server", () => {
   });
 });
 
+describe("stdio: lines built to cost the readers", () => {
+  it("more lines or values than a reading judges (a denied call after 2000 pieces between CRs): refused in enforce mode, flagged in monitor mode", () => {
+    const pad = Array.from({ length: 2000 }, () => "\r0").join(",");
+    const line = Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"pad":[${pad}],"x":\r${DENIED}\r}}}\n`);
+    const enforce = launch("enforce");
+    enforce.tap.fromClient(line);
+    expect(enforce.server()).toBe("");
+    const monitor = launch("monitor");
+    monitor.tap.fromClient(line);
+    expect(monitor.records.find((r) => r.id === 1)).toMatchObject({ readability: { reason: expect.stringMatching(/the rest were not judged/) }, decision: { action: "flag" } });
+  });
+
+  it("what the shim writes in place of a line is ASCII: a kept message's U+2028 and NEL travel as escapes", () => {
+    const kept = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "a\u2028b\u0085c" } } };
+    const run = launch("enforce");
+    run.tap.fromClient(Buffer.from(`${JSON.stringify([kept, { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } }])}\n`));
+    run.tap.fromServer(Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "x\u2028y" }] } })}\n`));
+    for (const out of [run.server(), run.client()]) expect(out).not.toMatch(/[\u0080-\uffff]/);
+  });
+});
+
 describe("stdio: a server hides a request in an answer", () => {
   const answer = '{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":\r{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":9}}\r}}\n';
 
