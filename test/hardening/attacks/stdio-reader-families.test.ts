@@ -44,38 +44,21 @@ describe("stdio: line breaks some readers honour, client to server", () => {
     });
   }
 
-  it("a NUL after a denied call (a C-string reader reads the call, JSON.parse nothing): recorded, refused in enforce mode", () => {
-    const line = Buffer.from(`${DENIED}\0 trailing\n`);
-    const enforce = launch("enforce");
-    enforce.tap.fromClient(line);
-    expect(enforce.server()).toBe("");
-    expect(answers(enforce.client())).toEqual([expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32052 }) })]);
-    const monitor = launch("monitor");
-    monitor.tap.fromClient(line);
-    expect(deleteCall(monitor.records)).toMatchObject({ readability: { reason: expect.any(String) } });
-  });
-
-  it("NaN in the arguments (Python's json reads it): the call is recorded with its tool, refused in enforce mode", () => {
-    const line = Buffer.from(`${call(3, "delete_everything", '{"n":NaN,"m":-Infinity}')}\n`);
-    const enforce = launch("enforce");
-    enforce.tap.fromClient(line);
-    expect(enforce.server()).toBe("");
-    expect(answers(enforce.client())).toEqual([expect.objectContaining({ id: 3, error: expect.objectContaining({ code: -32052 }) })]);
-    const monitor = launch("monitor");
-    monitor.tap.fromClient(line);
-    expect(deleteCall(monitor.records)).toMatchObject({ id: 3, readability: { reason: expect.stringMatching(/NaN/) } });
-  });
-
-  it("an id past 2^53 (a JavaScript reader rounds it): refused in enforce mode, flagged in monitor mode", () => {
-    const line = Buffer.from(`${call("9007199254740993", "echo")}\n`);
-    const enforce = launch("enforce");
-    enforce.tap.fromClient(line);
-    expect(enforce.server()).toBe("");
-    expect(answers(enforce.client())[0]).toMatchObject({ error: { code: -32052 } });
-    const monitor = launch("monitor");
-    monitor.tap.fromClient(line);
-    expect(monitor.records.find((r) => r.tool === "echo")).toMatchObject({ readability: { reason: expect.stringMatching(/2\^53/) }, decision: { action: "flag" } });
-  });
+  for (const [name, line, id, recorded] of [
+    ["a NUL after a denied call (a C-string reader reads the call, JSON.parse nothing)", `${DENIED}\0 trailing\n`, 2, { tool: "delete_everything", reason: /C string|first JSON value/ }],
+    ["NaN in the arguments of a denied call (Python's json reads it)", `${call(3, "delete_everything", '{"n":NaN,"m":-Infinity}')}\n`, 3, { tool: "delete_everything", reason: /NaN/ }],
+    ["an id past 2^53 (a JavaScript reader rounds it)", `${call("9007199254740993", "echo")}\n`, 9007199254740992, { tool: "echo", reason: /2\^53/ }],
+  ] as const) {
+    it(`${name}: refused in enforce mode (-32052 for its id), recorded with its tool and the doubt in monitor mode`, () => {
+      const enforce = launch("enforce");
+      enforce.tap.fromClient(Buffer.from(line));
+      expect(enforce.server()).toBe("");
+      expect(answers(enforce.client())).toEqual([expect.objectContaining({ id, error: expect.objectContaining({ code: -32052 }) })]);
+      const monitor = launch("monitor");
+      monitor.tap.fromClient(Buffer.from(line));
+      expect(monitor.records.find((r) => r.tool === recorded.tool)).toMatchObject({ id, readability: { reason: expect.stringMatching(recorded.reason) } });
+    });
+  }
 
   it("a tool name cut by a bad byte (a decoder that drops it reads delete_everything): the denial holds in both modes", () => {
     const line = Buffer.concat([Buffer.from(call(4, "delete_").slice(0, -18)), Buffer.from([0xff]), Buffer.from('everything","arguments":{}}}\n')]);
