@@ -78,7 +78,9 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
   if (others.hidden.length > 0 || others.alternates.size > 0 || others.cut || own.doubt !== undefined || ids !== undefined) reading.recordDoubt = reading.doubt;
   // A clean line of one value whose only breaks are NEL, U+2028 and U+2029 holds them inside strings (JSON
   // allows them nowhere else): escaped, it is the same JSON to every reader, and no family splits it.
-  if (problem === undefined && own.doubt === undefined && ids === undefined && !others.cut && own.values.length === 1 && !OTHER_BREAKS.test(text) && JSON_STRING_BREAK.test(text)) {
+  // (A piece cut out of strings that still parses as a message of its own keeps the line refused.)
+  const clean = problem === undefined && own.doubt === undefined && ids === undefined && !others.cut && others.hidden.length === 0 && others.alternates.size === 0;
+  if (clean && own.values.length === 1 && !OTHER_BREAKS.test(text) && JSON_STRING_BREAK.test(text)) {
     reading.canonical = () => Buffer.concat([escapeStringBreaks(body), NEWLINE]);
   }
   return reading;
