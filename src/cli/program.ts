@@ -12,6 +12,7 @@ import { registerExportCommand } from "./har/command.js";
 import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
+import { registerWrapCommands } from "./wrap-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -96,6 +97,7 @@ export function buildProgram(): Command {
   registerAnalysisCommands(program);
   registerStdioCommand(program);
   registerUiCommand(program);
+  registerWrapCommands(program);
   return program;
 }
 

@@ -1,0 +1,75 @@
+/**
+ * One server entry of a client's config, whatever the file format: what it launches, where it sits in the
+ * text, and how to rewrite its command and arguments. The wrapped form, and how to read it back:
+ *
+ *   command: <node>  args: [<mcp-wiretap main script>, "stdio", "--name", NAME, "--", COMMAND, ...ARGS]
+ *
+ * (or `mcp-wiretap stdio --name NAME -- COMMAND ARGS…` when mcp-wiretap is itself the command). Every other
+ * field of the entry (env, cwd, type, disabled, …) stays as it was: the client applies them to the wrapper,
+ * which passes its environment and folder on to the server.
+ */
+import path from "node:path";
+
+export interface TextEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+export type EntryKind = "stdio" | "wrapped" | "remote" | "unknown";
+
+export interface ServerEntry {
+  name: string;
+  /** Key path from the top of the document, e.g. ["mcpServers", "github"]. */
+  where: string[];
+  start: number;
+  end: number;
+  kind: EntryKind;
+  /** For "unknown" and "remote": why the entry is left alone. */
+  note?: string;
+  command?: string;
+  args?: string[];
+  disabled?: boolean;
+  /** The edits that make the entry launch `command` with `args` (the rest of the entry untouched). */
+  launch(command: string, args: string[]): TextEdit[];
+}
+
+/** How the wrapper starts itself: the runtime and the main script (absolute paths, so a client's short PATH does not matter). */
+export interface Launcher {
+  command: string;
+  prefix: string[];
+}
+
+export function wrappedLaunch(launcher: Launcher, name: string, command: string, args: readonly string[]): { command: string; args: string[] } {
+  return { command: launcher.command, args: [...launcher.prefix, "stdio", "--name", name, "--", command, ...args] };
+}
+
+/** The server's own command line inside a wrapped entry, or undefined when the entry is not one of ours. */
+export function unwrappedLaunch(command: string, args: readonly string[]): { command: string; args: string[] } | undefined {
+  const self = /^mcp-wiretap(?:\.cmd|\.exe|\.ps1)?$/i.test(baseName(command));
+  const k = self ? 0 : isMainScript(args[0]) ? 1 : -1;
+  if (k < 0 || args[k] !== "stdio" || args[k + 1] !== "--name" || args[k + 3] !== "--" || args[k + 4] === undefined) return undefined;
+  return { command: args[k + 4]!, args: args.slice(k + 5) };
+}
+
+function isMainScript(arg: string | undefined): boolean {
+  if (arg === undefined) return false;
+  const parts = arg.split(/[\\/]/);
+  return (parts.at(-1) === "main.js" && parts.at(-2) === "cli") || /^mcp-wiretap(?:\.js|\.mjs)?$/.test(parts.at(-1) ?? "");
+}
+
+function baseName(file: string): string {
+  return path.win32.basename(file);
+}
+
+/** Entry kinds from the fields a client reads: a URL makes a remote server, a command a local one. */
+export function classify(fields: { command?: unknown; args?: unknown; url?: unknown; type?: unknown }): { kind: EntryKind; note?: string } {
+  if (fields.url !== undefined) return { kind: "remote", note: "a remote server (by URL): the client connects to it itself" };
+  if (fields.type !== undefined && fields.type !== "stdio") return { kind: "unknown", note: `type ${JSON.stringify(fields.type)} is not stdio` };
+  if (typeof fields.command !== "string" || fields.command === "") return { kind: "unknown", note: "no command to launch" };
+  if (fields.args !== undefined && !(Array.isArray(fields.args) && fields.args.every((a) => typeof a === "string"))) {
+    return { kind: "unknown", note: "args is not a list of strings" };
+  }
+  const args = (fields.args as string[] | undefined) ?? [];
+  return { kind: unwrappedLaunch(fields.command, args) ? "wrapped" : "stdio" };
+}
