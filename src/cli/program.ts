@@ -13,6 +13,7 @@ import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
 import { registerWrapCommands } from "./wrap-command.js";
+import { registerBridgeCommand } from "./bridge-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -98,6 +99,7 @@ export function buildProgram(): Command {
   registerStdioCommand(program);
   registerUiCommand(program);
   registerWrapCommands(program);
+  registerBridgeCommand(program);
   return program;
 }
 

@@ -8,13 +8,15 @@ interface WrapOptions {
   client?: string;
   config?: string;
   dryRun?: boolean;
+  remote?: boolean;
 }
 
 /** `wrap` and `unwrap`: edit the MCP configs of desktop and terminal clients so their stdio servers run through `mcp-wiretap stdio`. */
 export function registerWrapCommands(program: Command): void {
   for (const action of ["wrap", "unwrap"] as const) {
-    program
-      .command(action)
+    const cmd = program.command(action);
+    if (action === "wrap") cmd.option("--remote", "also route servers listed by URL (Streamable HTTP) through `mcp-wiretap bridge`");
+    cmd
       .description(
         action === "wrap"
           ? "make a client launch its stdio servers through `mcp-wiretap stdio` (edits the client's MCP config; a backup is kept)"
@@ -33,6 +35,7 @@ export function registerWrapCommands(program: Command): void {
             client: o.client,
             config: o.config,
             dryRun: o.dryRun === true,
+            remote: o.remote === true,
             // The absolute runtime and script of this very CLI, so the client's short PATH does not matter.
             launcher: { command: process.execPath, prefix: [realpathSync(process.argv[1]!)] },
             stateDir: stdioLogFolder(),

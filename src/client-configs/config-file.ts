@@ -31,6 +31,7 @@ export interface FileOptions {
   launcher: Launcher;
   stateDir: string;
   dryRun: boolean;
+  remote?: boolean;
 }
 
 export const BACKUP_SUFFIX = ".mcp-wiretap-backup";
@@ -50,7 +51,7 @@ export async function editConfigFile(location: ConfigLocation, action: Action, o
   const records = readWrapRecords(o.stateDir, real);
   let p;
   try {
-    p = plan(text, location, action, { servers: o.servers, launcher: o.launcher, records });
+    p = plan(text, location, action, { servers: o.servers, launcher: o.launcher, records, remote: o.remote === true });
   } catch (error) {
     if (error instanceof PlanError) return refuse(error.message);
     return refuse(`cannot be read as ${location.format === "toml" ? "TOML" : "JSON"} (${(error as Error).message}): left alone`);

@@ -1,6 +1,7 @@
 /** The server entries of a JSON (or JSONC) client config, found in the tree that keeps their place in the text. */
 import { type JsonNode, parseJsonc, plainValue, propOf } from "./jsonc-tree.js";
-import { classify, type ServerEntry, type TextEdit } from "./server-entry.js";
+import type { ClientId } from "./clients.js";
+import { classify, type RemoteServer, type ServerEntry, type TextEdit } from "./server-entry.js";
 
 export interface FoundEntries {
   entries: ServerEntry[];
@@ -9,10 +10,10 @@ export interface FoundEntries {
 }
 
 /** Throws JsoncError when the text is not JSON with comments. */
-export function findJsonEntries(text: string, tables: string[][]): FoundEntries {
+export function findJsonEntries(text: string, tables: string[][], client?: ClientId): FoundEntries {
   const root = parseJsonc(text);
   const found: FoundEntries = { entries: [], notes: [] };
-  for (const pattern of tables) for (const { node, where } of walk(root, pattern, [], found.notes)) collect(text, node, where, found);
+  for (const pattern of tables) for (const { node, where } of walk(root, pattern, [], found.notes)) collect(text, node, where, found, client);
   return found;
 }
 
@@ -29,7 +30,7 @@ function walk(node: JsonNode, pattern: string[], where: string[], notes: string[
   return prop ? walk(prop.value, rest, [...where, head!], notes) : [];
 }
 
-function collect(text: string, table: JsonNode, where: string[], found: FoundEntries): void {
+function collect(text: string, table: JsonNode, where: string[], found: FoundEntries, client: ClientId | undefined): void {
   if (table.kind !== "object") {
     found.notes.push(`"${where.join(".")}" is not an object: left alone`);
     return;
@@ -41,11 +42,11 @@ function collect(text: string, table: JsonNode, where: string[], found: FoundEnt
       if (names.indexOf(prop.key) === i) found.notes.push(`server "${prop.key}" appears twice in "${where.join(".")}": left alone`);
       return;
     }
-    found.entries.push(entryOf(text, prop.key, entryWhere, prop.value));
+    found.entries.push(entryOf(text, prop.key, entryWhere, prop.value, client));
   });
 }
 
-function entryOf(text: string, name: string, where: string[], node: JsonNode): ServerEntry {
+function entryOf(text: string, name: string, where: string[], node: JsonNode, client: ClientId | undefined): ServerEntry {
   const base = { name, where, start: node.start, end: node.end };
   const none = (): TextEdit[] => [];
   if (node.kind !== "object") return { ...base, kind: "unknown", note: "not an object", launch: none };
@@ -59,9 +60,55 @@ function entryOf(text: string, name: string, where: string[], node: JsonNode): S
   const url = field("url") ?? field("serverUrl") ?? field("httpUrl");
   const { kind, note } = classify({ command: field("command"), args: field("args"), url, type: field("type") });
   const disabled = field("disabled") === true || field("enabled") === false;
-  const command = kind === "stdio" || kind === "wrapped" ? (field("command") as string) : undefined;
+  const command = kind === "stdio" || kind === "wrapped" || kind === "bridged" ? (field("command") as string) : undefined;
   const args = command === undefined ? undefined : ((field("args") as string[] | undefined) ?? []);
-  return { ...base, kind, note, command, args, disabled, launch: (c, a) => launchEdits(text, node, c, a) };
+  const remote = kind === "remote" ? remoteOf(field, client) : undefined;
+  return {
+    ...base,
+    kind,
+    note: kind === "remote" && !remote ? `${note}; not one the bridge takes (legacy SSE, or headers that are not text)` : note,
+    command,
+    args,
+    disabled,
+    ...(remote ? { remote, toStdio: (c: string, a: string[], env: Record<string, string>) => [stdioEntryEdit(text, node, c, a, env)] } : {}),
+    launch: (c, a) => launchEdits(text, node, c, a),
+  };
+}
+
+const URL_KEYS = ["url", "serverUrl", "httpUrl", "headers"];
+
+/** A Streamable HTTP entry with text headers; legacy SSE (`type: "sse"`, Gemini's `url`) is not bridged. */
+function remoteOf(field: (key: string) => unknown, client: ClientId | undefined): RemoteServer | undefined {
+  const type = field("type");
+  const url = field("httpUrl") ?? field("serverUrl") ?? field("url");
+  const sse = type === "sse" || (client === "gemini" && field("httpUrl") === undefined);
+  if (sse || typeof url !== "string" || !/^https?:\/\//i.test(url) || field("command") !== undefined || field("env") !== undefined) return undefined;
+  const headers = field("headers") ?? {};
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return undefined;
+  if (!Object.values(headers).every((v) => typeof v === "string")) return undefined;
+  return { url, headers: headers as Record<string, string> };
+}
+
+/** The whole entry rewritten as a stdio one: the URL fields give way to command, args and env; the rest is kept in order. */
+function stdioEntryEdit(text: string, entry: JsonNode & { kind: "object" }, command: string, args: string[], env: Record<string, string>): TextEdit {
+  const out: Array<[string, unknown]> = [];
+  let placed = false;
+  for (const prop of entry.props) {
+    if (prop.key !== "type" && !URL_KEYS.includes(prop.key)) {
+      out.push([prop.key, plainValue(prop.value)]);
+      continue;
+    }
+    if (prop.key === "type") out.push(["type", "stdio"]);
+    if (!placed) out.push(["command", command], ["args", args], ...(Object.keys(env).length > 0 ? [["env", env] as [string, unknown]] : []));
+    placed = true;
+  }
+  const value = Object.fromEntries(out);
+  const body = text.slice(entry.start, entry.end);
+  if (!body.includes("\n")) return { start: entry.start, end: entry.end, text: JSON.stringify(value) };
+  const base = indentOf(text, entry.start);
+  const first = entry.props[0];
+  const unit = first ? indentOf(text, first.keyStart).slice(base.length) || "  " : "  ";
+  return { start: entry.start, end: entry.end, text: JSON.stringify(value, null, unit).replace(/\n/g, "\n" + base) };
 }
 
 /** Replaces the command's value and the args' value (or adds args after the command), nothing else. */

@@ -6,7 +6,7 @@ import type { ConfigLocation } from "./clients.js";
 import { findJsonEntries, type FoundEntries } from "./json-entries.js";
 import { applyEdits } from "./text-edits.js";
 import { findTomlEntries } from "./toml-entries.js";
-import { type Launcher, type ServerEntry, type TextEdit, unwrappedLaunch, wrappedLaunch } from "./server-entry.js";
+import { bridgedLaunch, type Launcher, type ServerEntry, type TextEdit, unwrappedLaunch, wrappedLaunch } from "./server-entry.js";
 
 export type Action = "wrap" | "unwrap";
 
@@ -20,7 +20,7 @@ export interface WrapRecord {
 export interface EntryOutcome {
   name: string;
   where: string[];
-  result: "wrapped" | "unwrapped" | "already wrapped" | "not wrapped" | "left alone";
+  result: "wrapped" | "bridged" | "unwrapped" | "already wrapped" | "not wrapped" | "left alone";
   note?: string;
 }
 
@@ -38,12 +38,20 @@ export interface Plan {
 export class PlanError extends Error {}
 
 export function findEntries(text: string, loc: ConfigLocation): FoundEntries {
-  return loc.format === "toml" ? findTomlEntries(text, loc.tables) : findJsonEntries(text, loc.tables);
+  return loc.format === "toml" ? findTomlEntries(text, loc.tables) : findJsonEntries(text, loc.tables, loc.client);
 }
 
 export const whereKey = (where: readonly string[]): string => JSON.stringify(where);
 
-export function plan(text: string, loc: ConfigLocation, action: Action, o: { servers: readonly string[]; launcher: Launcher; records: readonly WrapRecord[] }): Plan {
+export interface PlanOptions {
+  servers: readonly string[];
+  launcher: Launcher;
+  records: readonly WrapRecord[];
+  /** Route remote (URL) entries through `mcp-wiretap bridge` too. */
+  remote?: boolean;
+}
+
+export function plan(text: string, loc: ConfigLocation, action: Action, o: PlanOptions): Plan {
   const found = findEntries(text, loc);
   const chosen = found.entries.filter((e) => o.servers.length === 0 || o.servers.includes(e.name));
   const outcomes: EntryOutcome[] = [];
@@ -52,8 +60,28 @@ export function plan(text: string, loc: ConfigLocation, action: Action, o: { ser
   const released: string[][] = [];
   for (const entry of chosen) {
     const outcome = (result: EntryOutcome["result"], note?: string): number => outcomes.push({ name: entry.name, where: entry.where, result, ...(note ? { note } : {}) });
+    if (action === "wrap" && entry.kind === "remote" && o.remote && entry.remote && entry.toStdio) {
+      const launch = bridgedLaunch(o.launcher, entry.remote);
+      edits.push(...entry.toStdio(launch.command, launch.args, launch.env));
+      intended.set(whereKey(entry.where), launch);
+      outcome("bridged", entry.disabled ? "disabled in the client: stays disabled" : undefined);
+      continue;
+    }
     if (entry.kind === "unknown" || entry.kind === "remote") {
-      if (action === "wrap") outcome("left alone", entry.note);
+      if (action === "wrap") outcome("left alone", entry.kind === "remote" && !o.remote && entry.remote ? `${entry.note}; --remote routes it through mcp-wiretap bridge` : entry.note);
+      continue;
+    }
+    if (entry.kind === "bridged") {
+      if (action === "wrap") outcome("already wrapped");
+      else {
+        const record = o.records.find((r) => whereKey(r.where) === whereKey(entry.where));
+        if (record && text.slice(entry.start, entry.end) === record.wrapped) {
+          released.push(entry.where);
+          edits.push({ start: entry.start, end: entry.end, text: record.original });
+          intended.set(whereKey(entry.where), "original");
+          outcome("unwrapped");
+        } else outcome("left alone", `a bridged remote server changed since it was wrapped, or no record of it: restore it from ${loc.file}.mcp-wiretap-backup`);
+      }
       continue;
     }
     const disabledNote = entry.disabled ? "disabled in the client: stays disabled" : undefined;

@@ -12,6 +12,8 @@ export interface WrapRun {
   client?: string;
   config?: string;
   dryRun: boolean;
+  /** Route remote (URL) servers through `mcp-wiretap bridge` too. */
+  remote?: boolean;
   launcher: Launcher;
   stateDir: string;
   platform: Platform;
@@ -21,7 +23,7 @@ export interface WrapRun {
 export async function runWrap(o: WrapRun, out: (line: string) => void): Promise<number> {
   const results: FileResult[] = [];
   for (const location of locationsOf(o)) {
-    results.push(await editConfigFile(location, o.action, { servers: o.servers, launcher: o.launcher, stateDir: o.stateDir, dryRun: o.dryRun }));
+    results.push(await editConfigFile(location, o.action, { servers: o.servers, launcher: o.launcher, stateDir: o.stateDir, dryRun: o.dryRun, remote: o.remote }));
   }
   for (const r of results) report(r, out);
   const seen = new Set(results.flatMap((r) => r.outcomes.map((e) => e.name)));

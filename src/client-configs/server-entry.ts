@@ -16,7 +16,14 @@ export interface TextEdit {
   text: string;
 }
 
-export type EntryKind = "stdio" | "wrapped" | "remote" | "unknown";
+/** "bridged": a remote server that `wrap --remote` made a stdio one through `mcp-wiretap bridge`. */
+export type EntryKind = "stdio" | "wrapped" | "remote" | "bridged" | "unknown";
+
+/** A remote entry `wrap --remote` can route through the bridge: Streamable HTTP, with its headers. */
+export interface RemoteServer {
+  url: string;
+  headers: Record<string, string>;
+}
 
 export interface ServerEntry {
   name: string;
@@ -30,8 +37,38 @@ export interface ServerEntry {
   command?: string;
   args?: string[];
   disabled?: boolean;
+  /** A remote entry the bridge can take, or undefined (legacy SSE, an unknown shape). */
+  remote?: RemoteServer;
   /** The edits that make the entry launch `command` with `args` (the rest of the entry untouched). */
   launch(command: string, args: string[]): TextEdit[];
+  /** For a remote entry: the edit that makes it a stdio entry launching `command` with `args` and `env`. */
+  toStdio?(command: string, args: string[], env: Record<string, string>): TextEdit[];
+}
+
+/**
+ * A remote server as a stdio entry: `mcp-wiretap bridge URL --header-env NAME=MCP_WIRETAP_HEADER_N`, the
+ * header values in the entry's env (not on the command line, which other users can list; and not as
+ * `${VAR}`, which some clients expand themselves).
+ */
+export function bridgedLaunch(launcher: Launcher, remote: RemoteServer): { command: string; args: string[]; env: Record<string, string> } {
+  const names = Object.keys(remote.headers);
+  const variable = (i: number): string => `MCP_WIRETAP_HEADER_${i + 1}`;
+  return {
+    command: launcher.command,
+    args: [...launcher.prefix, "bridge", remote.url, ...names.flatMap((name, i) => ["--header-env", `${name}=${variable(i)}`])],
+    env: Object.fromEntries(names.map((name, i) => [variable(i), remote.headers[name]!])),
+  };
+}
+
+function isBridged(command: string, args: readonly string[]): boolean {
+  const k = subcommandIndex(command, args);
+  return k >= 0 && args[k] === "bridge" && args[k + 1] !== undefined;
+}
+
+/** Where mcp-wiretap's subcommand is in `args` when the entry runs mcp-wiretap (itself, or node and its main script); else -1. */
+function subcommandIndex(command: string, args: readonly string[]): number {
+  if (/^mcp-wiretap(?:\.cmd|\.exe|\.ps1)?$/i.test(baseName(command))) return 0;
+  return isMainScript(args[0]) ? 1 : -1;
 }
 
 /** How the wrapper starts itself: the runtime and the main script (absolute paths, so a client's short PATH does not matter). */
@@ -46,8 +83,7 @@ export function wrappedLaunch(launcher: Launcher, name: string, command: string,
 
 /** The server's own command line inside a wrapped entry, or undefined when the entry is not one of ours. */
 export function unwrappedLaunch(command: string, args: readonly string[]): { command: string; args: string[] } | undefined {
-  const self = /^mcp-wiretap(?:\.cmd|\.exe|\.ps1)?$/i.test(baseName(command));
-  const k = self ? 0 : isMainScript(args[0]) ? 1 : -1;
+  const k = subcommandIndex(command, args);
   if (k < 0 || args[k] !== "stdio" || args[k + 1] !== "--name" || args[k + 3] !== "--" || args[k + 4] === undefined) return undefined;
   return { command: args[k + 4]!, args: args.slice(k + 5) };
 }
@@ -71,5 +107,6 @@ export function classify(fields: { command?: unknown; args?: unknown; url?: unkn
     return { kind: "unknown", note: "args is not a list of strings" };
   }
   const args = (fields.args as string[] | undefined) ?? [];
+  if (isBridged(fields.command, args)) return { kind: "bridged" };
   return { kind: unwrappedLaunch(fields.command, args) ? "wrapped" : "stdio" };
 }

@@ -43,7 +43,7 @@ function entryOf(text: string, statements: TomlStatement[], headerIndex: number,
     return value.kind === "other" ? { toml: text.slice(kv.valueStart, kv.valueEnd) } : value.value;
   };
   const { kind, note } = classify({ command: field("command"), args: field("args"), url: field("url") });
-  const command = kind === "stdio" || kind === "wrapped" ? (field("command") as string) : undefined;
+  const command = kind === "stdio" || kind === "wrapped" || kind === "bridged" ? (field("command") as string) : undefined;
   const args = command === undefined ? undefined : ((field("args") as string[] | undefined) ?? []);
   const disabled = (field("enabled") as { toml?: string } | undefined)?.toml === "false";
   return { ...base, kind, note, command, args, disabled, launch: (c, a) => launchEdits(text, kvOf("command")!, kvOf("args"), c, a) };

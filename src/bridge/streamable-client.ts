@@ -1,0 +1,179 @@
+/**
+ * The HTTP side of `mcp-wiretap bridge`: a Streamable HTTP client (MCP 2025-03-26 and later) that sends each
+ * message the stdio client wrote as a POST, and hands back every message of the answers, JSON or SSE, and of
+ * the server's own GET stream, one line each. Its requests go through the proxy (the dispatcher given), so
+ * every message is recorded and judged there before it reaches either side.
+ */
+import { createParser } from "eventsource-parser";
+import { type Dispatcher, fetch } from "undici";
+
+export interface BridgeClientOptions {
+  url: string;
+  /** Headers of the server entry (credentials): sent on every request, never written anywhere else. */
+  headers: Record<string, string>;
+  dispatcher: Dispatcher;
+  /** One JSON-RPC message for the stdio client, without its newline. */
+  deliver(line: string): void;
+  /** A problem for the user's eyes (stderr): never a message of the protocol. */
+  warn(text: string): void;
+  /** Longest answer body read, in bytes (a bigger one is cut off and its request answered with an error). */
+  maxBodyBytes: number;
+}
+
+/** JSON-RPC error code for a request the bridge could not get answered (server error range). */
+export const BRIDGE_ERROR = -32099;
+
+export class StreamableClient {
+  private session: string | undefined;
+  private protocolVersion: string | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private getStream: AbortController | undefined;
+
+  constructor(private readonly o: BridgeClientOptions) {}
+
+  /** Sends one message (a parsed JSON-RPC object or batch); resolves when its answer has been handed back. */
+  send(message: unknown): Promise<void> {
+    const done = this.post(message).finally(() => this.inFlight.delete(done));
+    this.inFlight.add(done);
+    return done;
+  }
+
+  /** Waits (bounded) for answers still coming, closes the GET stream and ends the session on the server. */
+  async close(timeoutMs = 5_000): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.inFlight]), delay(timeoutMs)]);
+    this.getStream?.abort();
+    if (this.session === undefined) return;
+    await fetch(this.o.url, { method: "DELETE", headers: this.headers(), dispatcher: this.o.dispatcher, signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.body?.cancel())
+      .catch(() => undefined); // the session ends with its timeout on the server anyway
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...this.o.headers,
+      ...(this.session !== undefined ? { "mcp-session-id": this.session } : {}),
+      ...(this.protocolVersion !== undefined ? { "mcp-protocol-version": this.protocolVersion } : {}),
+      ...extra,
+    };
+  }
+
+  private async post(message: unknown): Promise<void> {
+    const requests = (Array.isArray(message) ? message : [message]).filter(isRequest);
+    const failAll = (why: string): void => {
+      this.o.warn(why);
+      for (const r of requests) this.o.deliver(JSON.stringify({ jsonrpc: "2.0", id: r.id, error: { code: BRIDGE_ERROR, message: `mcp-wiretap bridge: ${why}` } }));
+    };
+    let response;
+    try {
+      response = await fetch(this.o.url, {
+        method: "POST",
+        headers: this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream" }),
+        body: JSON.stringify(message),
+        dispatcher: this.o.dispatcher,
+      });
+    } catch (error) {
+      failAll(`cannot reach ${this.o.url}: ${causeOf(error)}`);
+      return;
+    }
+    const session = response.headers.get("mcp-session-id");
+    if (session !== null && this.session === undefined) this.session = session;
+    const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (!response.ok) {
+      await response.body?.cancel();
+      failAll(`the server answered HTTP ${response.status}${response.status === 404 && this.session !== undefined ? " (its session has ended)" : ""}`);
+      return;
+    }
+    const answered = new Set<unknown>();
+    const hand = (value: unknown): void => {
+      for (const one of Array.isArray(value) ? value : [value]) {
+        if (isObject(one) && ("result" in one || "error" in one)) answered.add(one.id);
+        this.noteVersion(one, requests);
+        this.o.deliver(JSON.stringify(one));
+      }
+    };
+    try {
+      if (type === "text/event-stream") await this.readEvents(response.body, hand);
+      else if (type === "application/json") hand(JSON.parse(await readText(response.body, this.o.maxBodyBytes)));
+      else await response.body?.cancel();
+    } catch (error) {
+      this.o.warn(`an answer from ${this.o.url} could not be read: ${causeOf(error)}`);
+    }
+    const unanswered = requests.filter((r) => !answered.has(r.id));
+    if (unanswered.length > 0 && response.status !== 202) {
+      for (const r of unanswered) this.o.deliver(JSON.stringify({ jsonrpc: "2.0", id: r.id, error: { code: BRIDGE_ERROR, message: "mcp-wiretap bridge: the server's answer ended without a response to this request" } }));
+    }
+    if (requests.some((r) => r.method === "initialize") && this.session !== undefined) this.openGetStream();
+  }
+
+  /** After initialize: the version the server chose goes on every later request, as the spec asks. */
+  private noteVersion(message: unknown, requests: Array<{ id: unknown; method: unknown }>): void {
+    if (!isObject(message) || !isObject(message.result)) return;
+    const request = requests.find((r) => r.id === message.id);
+    if (request?.method === "initialize" && typeof message.result.protocolVersion === "string") this.protocolVersion = message.result.protocolVersion;
+  }
+
+  /** The server's own stream (notifications, requests to the client); a 405 means it has none. */
+  private openGetStream(): void {
+    if (this.getStream) return;
+    const abort = new AbortController();
+    this.getStream = abort;
+    void (async () => {
+      try {
+        const response = await fetch(this.o.url, { method: "GET", headers: this.headers({ accept: "text/event-stream" }), dispatcher: this.o.dispatcher, signal: abort.signal });
+        if (!response.ok || !(response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream")) {
+          await response.body?.cancel();
+          return;
+        }
+        await this.readEvents(response.body, (value) => {
+          for (const one of Array.isArray(value) ? value : [value]) this.o.deliver(JSON.stringify(one));
+        });
+      } catch (error) {
+        if (!abort.signal.aborted) this.o.warn(`the server's event stream ended: ${causeOf(error)}`);
+      }
+    })();
+  }
+
+  private async readEvents(body: ReadableStream<Uint8Array> | null, hand: (value: unknown) => void): Promise<void> {
+    if (!body) return;
+    let pending = 0;
+    const parser = createParser({
+      onEvent: (event) => {
+        pending = 0;
+        if ((event.event === undefined || event.event === "message") && event.data !== "") hand(JSON.parse(event.data));
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const chunk of body) {
+      pending += chunk.byteLength;
+      if (pending > this.o.maxBodyBytes) throw new Error(`an event longer than ${this.o.maxBodyBytes} bytes`);
+      parser.feed(decoder.decode(chunk, { stream: true }));
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isRequest(value: unknown): value is { id: unknown; method: unknown } {
+  return isObject(value) && typeof value.method === "string" && value.id !== undefined && value.id !== null;
+}
+
+async function readText(body: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
+  if (!body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > max) throw new Error(`a body longer than ${max} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function causeOf(error: unknown): string {
+  const e = error as Error & { cause?: Error & { code?: string } };
+  return e.cause ? `${e.cause.code ?? ""} ${e.cause.message}`.trim() : e.message;
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
