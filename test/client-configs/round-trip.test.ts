@@ -147,3 +147,30 @@ describe("wrap and unwrap round-trip on each client's config", () => {
     expect(launches(file, "claude-desktop").get("github")!.kind).toBe("stdio");
   });
 });
+
+describe("a config with servers of every shape", () => {
+  it("wraps the stdio ones (disabled too), leaves URL servers and unknown shapes alone with a note, and unwraps to the same bytes", async () => {
+    const { file, state, original } = setup("every-shape.json");
+    const r = await run("wrap", file, "cursor", state);
+    const lines = r.out.split("\n").map((l) => l.trim());
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "stdio: wrapped",
+        "disabled: wrapped (disabled in the client: stays disabled)",
+        expect.stringMatching(/^http: left alone \(a remote server .*--remote routes it through mcp-wiretap bridge\)$/),
+        expect.stringMatching(/^sse: left alone \(a remote server .*legacy SSE/),
+        "no-command: left alone (no command to launch)",
+        "number-command: left alone (no command to launch)",
+        "bad-args: left alone (args is not a list of strings)",
+        'websocket: left alone (type "ws" is not stdio)',
+        "not-an-object: left alone (not an object)",
+        'note: server "twice" appears twice in "mcpServers": left alone',
+      ]),
+    );
+    const after = launches(file, "cursor");
+    expect([...after].filter(([, e]) => e.kind === "wrapped").map(([name]) => name)).toEqual(["stdio", "disabled"]);
+    expect(readFileSync(file, "utf8")).toContain('"disabled": { "command": "/opt/node/bin/node", "args": ["/opt/mcp-wiretap/dist/cli/main.js", "stdio", "--name", "disabled", "--", "off"], "disabled": true }');
+    await run("unwrap", file, "cursor", state);
+    expect(readFileSync(file)).toEqual(original);
+  });
+});
