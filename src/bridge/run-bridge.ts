@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { ProxyAgent } from "undici";
+import { SseClient } from "./sse-client.js";
 import { StreamableClient } from "./streamable-client.js";
 import { proxyUrlFor } from "../cli/client-env.js";
 import type { StartOptions } from "../cli/start.js";
@@ -19,6 +20,8 @@ export interface BridgeOptions {
   headers: string[];
   /** "Name=VARIABLE" pairs: the header's value is that environment variable's. */
   headerEnv: string[];
+  /** "streamable" (Streamable HTTP, the default) or "sse" (legacy HTTP+SSE). */
+  transport: "streamable" | "sse";
   start: StartOptions;
 }
 
@@ -32,7 +35,8 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   const dispatcher = new ProxyAgent({ uri: proxyUrlFor(proxy.address, o.start.proxyAuth), requestTls: { ca: readFileSync(proxy.caCertPath, "utf8") } });
   const maxLine = o.start.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const warn = (text: string): void => void process.stderr.write(`mcp-wiretap bridge: ${text}\n`);
-  const client = new StreamableClient({ url: url.href, headers, dispatcher, deliver: (line) => process.stdout.write(line + "\n"), warn, maxBodyBytes: maxLine });
+  const clientOptions = { url: url.href, headers, dispatcher, deliver: (line: string) => void process.stdout.write(line + "\n"), warn, maxBodyBytes: maxLine };
+  const client = o.transport === "sse" ? new SseClient(clientOptions) : new StreamableClient(clientOptions);
 
   await readLines(process.stdin, maxLine, (line) => {
     let message: unknown;

@@ -4,8 +4,8 @@
  * the server's own GET stream, one line each. Its requests go through the proxy (the dispatcher given), so
  * every message is recorded and judged there before it reaches either side.
  */
-import { createParser } from "eventsource-parser";
 import { type Dispatcher, fetch } from "undici";
+import { answerWithError, causeOf, delay, isObject, isRequest, readEvents, readText } from "./http-messages.js";
 
 export interface BridgeClientOptions {
   url: string;
@@ -19,9 +19,6 @@ export interface BridgeClientOptions {
   /** Longest answer body read, in bytes (a bigger one is cut off and its request answered with an error). */
   maxBodyBytes: number;
 }
-
-/** JSON-RPC error code for a request the bridge could not get answered (server error range). */
-export const BRIDGE_ERROR = -32099;
 
 export class StreamableClient {
   private session: string | undefined;
@@ -61,7 +58,7 @@ export class StreamableClient {
     const requests = (Array.isArray(message) ? message : [message]).filter(isRequest);
     const failAll = (why: string): void => {
       this.o.warn(why);
-      for (const r of requests) this.o.deliver(JSON.stringify({ jsonrpc: "2.0", id: r.id, error: { code: BRIDGE_ERROR, message: `mcp-wiretap bridge: ${why}` } }));
+      for (const r of requests) this.o.deliver(answerWithError(r.id, why));
     };
     let response;
     try {
@@ -92,7 +89,7 @@ export class StreamableClient {
       }
     };
     try {
-      if (type === "text/event-stream") await this.readEvents(response.body, hand);
+      if (type === "text/event-stream") await readEvents(response.body, this.o.maxBodyBytes, (event) => event.name === "message" && hand(JSON.parse(event.data)));
       else if (type === "application/json") hand(JSON.parse(await readText(response.body, this.o.maxBodyBytes)));
       else await response.body?.cancel();
     } catch (error) {
@@ -100,7 +97,7 @@ export class StreamableClient {
     }
     const unanswered = requests.filter((r) => !answered.has(r.id));
     if (unanswered.length > 0 && response.status !== 202) {
-      for (const r of unanswered) this.o.deliver(JSON.stringify({ jsonrpc: "2.0", id: r.id, error: { code: BRIDGE_ERROR, message: "mcp-wiretap bridge: the server's answer ended without a response to this request" } }));
+      for (const r of unanswered) this.o.deliver(answerWithError(r.id, "the server's answer ended without a response to this request"));
     }
     if (requests.some((r) => r.method === "initialize") && this.session !== undefined) this.openGetStream();
   }
@@ -124,7 +121,9 @@ export class StreamableClient {
           await response.body?.cancel();
           return;
         }
-        await this.readEvents(response.body, (value) => {
+        await readEvents(response.body, this.o.maxBodyBytes, (event) => {
+          if (event.name !== "message") return;
+          const value: unknown = JSON.parse(event.data);
           for (const one of Array.isArray(value) ? value : [value]) this.o.deliver(JSON.stringify(one));
         });
       } catch (error) {
@@ -133,47 +132,5 @@ export class StreamableClient {
     })();
   }
 
-  private async readEvents(body: ReadableStream<Uint8Array> | null, hand: (value: unknown) => void): Promise<void> {
-    if (!body) return;
-    let pending = 0;
-    const parser = createParser({
-      onEvent: (event) => {
-        pending = 0;
-        if ((event.event === undefined || event.event === "message") && event.data !== "") hand(JSON.parse(event.data));
-      },
-    });
-    const decoder = new TextDecoder();
-    for await (const chunk of body) {
-      pending += chunk.byteLength;
-      if (pending > this.o.maxBodyBytes) throw new Error(`an event longer than ${this.o.maxBodyBytes} bytes`);
-      parser.feed(decoder.decode(chunk, { stream: true }));
-    }
-  }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isRequest(value: unknown): value is { id: unknown; method: unknown } {
-  return isObject(value) && typeof value.method === "string" && value.id !== undefined && value.id !== null;
-}
-
-async function readText(body: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
-  if (!body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > max) throw new Error(`a body longer than ${max} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function causeOf(error: unknown): string {
-  const e = error as Error & { cause?: Error & { code?: string } };
-  return e.cause ? `${e.cause.code ?? ""} ${e.cause.message}`.trim() : e.message;
-}
-
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());

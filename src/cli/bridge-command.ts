@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { addProxyOptions, toStartOptions } from "./proxy-options.js";
 
 /** `bridge URL`: a stdio server that forwards to a remote MCP server through an embedded proxy. */
@@ -8,6 +8,7 @@ export function registerBridgeCommand(program: Command): Command {
     .description("a stdio MCP server that is the remote one at URL (Streamable HTTP), every message recorded by an embedded proxy")
     .argument("<url>", "the remote MCP server's endpoint, e.g. https://mcp.example.com/mcp")
     .option("--header <name: value>", "send this header on every request (credentials are redacted in records); ${VAR} in the value is taken from the environment; repeatable", (v: string, all: string[]) => [...all, v], [] as string[])
+    .addOption(new Option("--transport <transport>", "streamable (Streamable HTTP) or sse (legacy HTTP+SSE: URL is the event stream)").choices(["streamable", "sse"]).default("streamable"))
     .option("--header-env <name=VAR>", "send header NAME with the value of environment variable VAR; repeatable", (v: string, all: string[]) => [...all, v], [] as string[]);
   addProxyOptions(cmd, { port: 0 });
   const logFile = cmd.options.find((opt) => opt.long === "--log-file");
@@ -25,6 +26,6 @@ export function registerBridgeCommand(program: Command): Command {
   );
   return cmd.action(async (url: string, o: Record<string, unknown>) => {
     const { runBridge } = await import("../bridge/run-bridge.js");
-    process.exit(await runBridge({ url, headers: (o.header as string[]) ?? [], headerEnv: (o.headerEnv as string[]) ?? [], start: toStartOptions(o) }));
+    process.exit(await runBridge({ url, headers: (o.header as string[]) ?? [], headerEnv: (o.headerEnv as string[]) ?? [], transport: o.transport as "streamable" | "sse", start: toStartOptions(o) }));
   });
 }

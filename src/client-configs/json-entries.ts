@@ -66,7 +66,7 @@ function entryOf(text: string, name: string, where: string[], node: JsonNode, cl
   return {
     ...base,
     kind,
-    note: kind === "remote" && !remote ? `${note}; not one the bridge takes (legacy SSE, or headers that are not text)` : note,
+    note: kind === "remote" && !remote ? `${note}; not one the bridge takes (not http(s), or headers that are not text)` : note,
     command,
     args,
     disabled,
@@ -77,16 +77,16 @@ function entryOf(text: string, name: string, where: string[], node: JsonNode, cl
 
 const URL_KEYS = ["url", "serverUrl", "httpUrl", "headers"];
 
-/** A Streamable HTTP entry with text headers; legacy SSE (`type: "sse"`, Gemini's `url`) is not bridged. */
+/** A remote entry with text headers: Streamable HTTP, or legacy SSE (`type: "sse"`, Gemini's `url`). */
 function remoteOf(field: (key: string) => unknown, client: ClientId | undefined): RemoteServer | undefined {
   const type = field("type");
   const url = field("httpUrl") ?? field("serverUrl") ?? field("url");
   const sse = type === "sse" || (client === "gemini" && field("httpUrl") === undefined);
-  if (sse || typeof url !== "string" || !/^https?:\/\//i.test(url) || field("command") !== undefined || field("env") !== undefined) return undefined;
+  if (typeof url !== "string" || !/^https?:\/\//i.test(url) || field("command") !== undefined || field("env") !== undefined) return undefined;
   const headers = field("headers") ?? {};
   if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return undefined;
   if (!Object.values(headers).every((v) => typeof v === "string")) return undefined;
-  return { url, headers: headers as Record<string, string> };
+  return { url, headers: headers as Record<string, string>, sse };
 }
 
 /** The whole entry rewritten as a stdio one: the URL fields give way to command, args and env; the rest is kept in order. */

@@ -19,10 +19,12 @@ export interface TextEdit {
 /** "bridged": a remote server that `wrap --remote` made a stdio one through `mcp-wiretap bridge`. */
 export type EntryKind = "stdio" | "wrapped" | "remote" | "bridged" | "unknown";
 
-/** A remote entry `wrap --remote` can route through the bridge: Streamable HTTP, with its headers. */
+/** A remote entry `wrap --remote` can route through the bridge, with its headers. */
 export interface RemoteServer {
   url: string;
   headers: Record<string, string>;
+  /** Legacy HTTP+SSE (`type: "sse"`, Gemini's `url`) rather than Streamable HTTP. */
+  sse: boolean;
 }
 
 export interface ServerEntry {
@@ -55,7 +57,7 @@ export function bridgedLaunch(launcher: Launcher, remote: RemoteServer): { comma
   const variable = (i: number): string => `MCP_WIRETAP_HEADER_${i + 1}`;
   return {
     command: launcher.command,
-    args: [...launcher.prefix, "bridge", remote.url, ...names.flatMap((name, i) => ["--header-env", `${name}=${variable(i)}`])],
+    args: [...launcher.prefix, "bridge", remote.url, ...(remote.sse ? ["--transport", "sse"] : []), ...names.flatMap((name, i) => ["--header-env", `${name}=${variable(i)}`])],
     env: Object.fromEntries(names.map((name, i) => [variable(i), remote.headers[name]!])),
   };
 }

@@ -7,7 +7,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectStreamable } from "../helpers/mcp-client.js";
+import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { assertBuilt, CLI_MAIN, NODE_BIN } from "../helpers/proxy-harness.js";
 import { tempDir } from "../helpers/stdio-shim.js";
@@ -76,5 +76,35 @@ describe("mcp-wiretap bridge", () => {
     }
     expect(readFileSync(log, "utf8")).not.toContain(secret);
     expect(stderr).not.toContain(secret);
+  });
+});
+
+describe("mcp-wiretap bridge --transport sse", () => {
+  it("legacy HTTP+SSE: the same answers as directly, every message recorded", async () => {
+    const dir = tempDir("mcp-wiretap-bridge-sse-");
+    const log = path.join(dir, "bridge.ndjson");
+    const direct = await connectSse(upstream.sseUrl, { caPem: upstream.caPem });
+    const expected = await session(direct.client);
+    await direct.close();
+
+    const transport = new StdioClientTransport({
+      command: NODE_BIN,
+      args: [CLI_MAIN, "bridge", "--transport", "sse", upstream.sseUrl, "--log-file", log, "--ca-dir", path.join(dir, "ca"), "--upstream-ca", writeTempFile(upstream.caPem, "upstream-ca.pem")],
+      env: { PATH: process.env.PATH ?? "" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "bridge-test-client", version: "1.0.0" });
+    await client.connect(transport, { timeout: 30_000 });
+    expect(await session(client)).toEqual(expected);
+    await client.close();
+    let rpc: Array<Record<string, unknown>> = [];
+    await waitUntil(
+      () => {
+        rpc = readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === "rpc");
+        return rpc.filter((r) => r.method === "tools/call" && r.kind === "response").length === 2;
+      },
+      { timeoutMs: 15_000, what: "the bridge's records" },
+    );
+    for (const r of rpc) expect(r).toMatchObject({ server: new URL(upstream.sseUrl).host, transport: expect.stringMatching(/sse/) });
   });
 });

@@ -158,7 +158,7 @@ describe("a config with servers of every shape", () => {
         "stdio: wrapped",
         "disabled: wrapped (disabled in the client: stays disabled)",
         expect.stringMatching(/^http: left alone \(a remote server .*--remote routes it through mcp-wiretap bridge\)$/),
-        expect.stringMatching(/^sse: left alone \(a remote server .*legacy SSE/),
+        expect.stringMatching(/^sse: left alone \(a remote server .*--remote routes it through mcp-wiretap bridge\)$/),
         "no-command: left alone (no command to launch)",
         "number-command: left alone (no command to launch)",
         "bad-args: left alone (args is not a list of strings)",
