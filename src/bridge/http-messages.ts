@@ -17,8 +17,17 @@ export function isRequest(value: unknown): value is { id: unknown; method: unkno
   return isObject(value) && typeof value.method === "string" && value.id !== undefined && value.id !== null;
 }
 
-/** Each event of an SSE body (`name` "message" when the server gave none); one event may not exceed `max` bytes. */
-export async function readEvents(body: ReadableStream<Uint8Array> | null, max: number, onEvent: (event: { name: string; data: string }) => void): Promise<void> {
+/**
+ * Each event of an SSE body (`name` "message" when the server gave none); one event may not exceed `max`
+ * bytes. `ready` holds the next read until the stdio client has taken what was written (a server that
+ * floods a slow client fills no buffer of ours).
+ */
+export async function readEvents(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+  onEvent: (event: { name: string; data: string }) => void,
+  ready: () => Promise<void> = async () => undefined,
+): Promise<void> {
   if (!body) return;
   let pending = 0;
   const parser = createParser({
@@ -32,6 +41,7 @@ export async function readEvents(body: ReadableStream<Uint8Array> | null, max: n
     pending += chunk.byteLength;
     if (pending > max) throw new Error(`an event longer than ${max} bytes`);
     parser.feed(decoder.decode(chunk, { stream: true }));
+    await ready();
   }
 }
 

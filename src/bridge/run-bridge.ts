@@ -4,6 +4,7 @@
  * real server, the transport and the TLS of the connection, and enforce mode blocks there what policy
  * forbids — and every message of the answers comes back on stdout, one line each.
  */
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { ProxyAgent } from "undici";
 import { SseClient } from "./sse-client.js";
@@ -35,7 +36,10 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   const dispatcher = new ProxyAgent({ uri: proxyUrlFor(proxy.address, o.start.proxyAuth), requestTls: { ca: readFileSync(proxy.caCertPath, "utf8") } });
   const maxLine = o.start.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const warn = (text: string): void => void process.stderr.write(`mcp-wiretap bridge: ${text}\n`);
-  const clientOptions = { url: url.href, headers, dispatcher, deliver: (line: string) => void process.stdout.write(line + "\n"), warn, maxBodyBytes: maxLine };
+  const ready = async (): Promise<void> => {
+    if (process.stdout.writableNeedDrain) await once(process.stdout, "drain");
+  };
+  const clientOptions = { url: url.href, headers, dispatcher, deliver: (line: string) => void process.stdout.write(line + "\n"), warn, maxBodyBytes: maxLine, ready };
   const client = o.transport === "sse" ? new SseClient(clientOptions) : new StreamableClient(clientOptions);
 
   await readLines(process.stdin, maxLine, (line) => {

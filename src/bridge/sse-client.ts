@@ -56,7 +56,7 @@ export class SseClient {
           const value: unknown = JSON.parse(event.data);
           for (const one of Array.isArray(value) ? value : [value]) if (isObject(one)) this.o.deliver(JSON.stringify(one));
         }
-      });
+      }, this.o.ready);
       this.o.warn("the server's event stream ended");
     } catch (error) {
       if (!this.stream.signal.aborted) this.o.warn(`the server's event stream ended: ${causeOf(error)}`);

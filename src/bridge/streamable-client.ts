@@ -18,6 +18,8 @@ export interface BridgeClientOptions {
   warn(text: string): void;
   /** Longest answer body read, in bytes (a bigger one is cut off and its request answered with an error). */
   maxBodyBytes: number;
+  /** Resolves once the stdio client has taken what was delivered so far (back-pressure). */
+  ready?: () => Promise<void>;
 }
 
 export class StreamableClient {
@@ -83,13 +85,14 @@ export class StreamableClient {
     const answered = new Set<unknown>();
     const hand = (value: unknown): void => {
       for (const one of Array.isArray(value) ? value : [value]) {
-        if (isObject(one) && ("result" in one || "error" in one)) answered.add(one.id);
+        if (!isObject(one)) continue; // not a message: recorded by the proxy as invalid, not handed on
+        if ("result" in one || "error" in one) answered.add(one.id);
         this.noteVersion(one, requests);
         this.o.deliver(JSON.stringify(one));
       }
     };
     try {
-      if (type === "text/event-stream") await readEvents(response.body, this.o.maxBodyBytes, (event) => event.name === "message" && hand(JSON.parse(event.data)));
+      if (type === "text/event-stream") await readEvents(response.body, this.o.maxBodyBytes, (event) => event.name === "message" && hand(JSON.parse(event.data)), this.o.ready);
       else if (type === "application/json") hand(JSON.parse(await readText(response.body, this.o.maxBodyBytes)));
       else await response.body?.cancel();
     } catch (error) {
@@ -124,8 +127,8 @@ export class StreamableClient {
         await readEvents(response.body, this.o.maxBodyBytes, (event) => {
           if (event.name !== "message") return;
           const value: unknown = JSON.parse(event.data);
-          for (const one of Array.isArray(value) ? value : [value]) this.o.deliver(JSON.stringify(one));
-        });
+          for (const one of Array.isArray(value) ? value : [value]) if (isObject(one)) this.o.deliver(JSON.stringify(one));
+        }, this.o.ready);
       } catch (error) {
         if (!abort.signal.aborted) this.o.warn(`the server's event stream ended: ${causeOf(error)}`);
       }
