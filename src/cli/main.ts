@@ -21,6 +21,8 @@ if (!isSupported(found)) {
   process.exit(1);
 }
 
+// Compiled modules kept between launches (before the rest is loaded: only modules loaded after it are cached).
+(await import("../startup/compile-cache.js")).enableCompileCache();
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
 (await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();
 const { main } = await import("./program.js");

@@ -15,6 +15,8 @@ import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
 import { registerReplayCommand } from "./replay-command.js";
 import { registerMockCommand } from "./mock-command.js";
+import { registerWrapCommands } from "./wrap-command.js";
+import { registerBridgeCommand } from "./bridge-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -103,6 +105,8 @@ export function buildProgram(): Command {
   registerUiCommand(program);
   registerReplayCommand(program);
   registerMockCommand(program);
+  registerWrapCommands(program);
+  registerBridgeCommand(program);
   return program;
 }
 

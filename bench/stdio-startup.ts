@@ -1,0 +1,100 @@
+/**
+ * `npm run bench:stdio-startup`: what a client pays to launch a server through `mcp-wiretap stdio`, side by
+ * side with the bare server (bench/stdio-echo-server.ts), launches interleaved so a drift of the machine
+ * falls on all variants: time from spawn to the answer to the first request, and the wrapper's resident
+ * memory after the first answer and after 1,000 messages (Linux: /proc). Variants: the bare server; through
+ * `mcp-wiretap stdio` (its compile cache in a per-run folder, warmed by a first launch); the same with the
+ * cache off (NODE_DISABLE_COMPILE_CACHE=1). Options: --launches N (default 20).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { REPO } from "./paths.ts";
+import { percentile, round } from "./stats.ts";
+
+const MAIN = path.join(REPO, "dist", "cli", "main.js");
+const ECHO = path.join(REPO, "bench", "stdio-echo-server.ts");
+const launches = Number(process.argv[process.argv.indexOf("--launches") + 1]) || 20;
+const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-startup-"));
+
+type Variant = "bare" | "wrapped" | "wrapped, no compile cache";
+
+interface Sample {
+  firstAnswerMs: number;
+  rssFirstMiB: number | null;
+  rss1000MiB: number | null;
+}
+
+function rssMiB(pid: number | undefined): number | null {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb ? Number(kb) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+async function launch(variant: Variant, n: number): Promise<Sample> {
+  const args = variant === "bare" ? [ECHO] : [MAIN, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache"), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
+  delete env.NODE_OPTIONS;
+  delete env.NODE_COMPILE_CACHE;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"], env });
+  let answers = 0;
+  let wanted = 1;
+  let onAnswers: () => void = () => {};
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    answers += chunk.split("\n").length - 1;
+    if (answers >= wanted) onAnswers();
+  });
+  const until = (count: number): Promise<void> =>
+    new Promise((resolve) => {
+      wanted = count;
+      onAnswers = resolve;
+      if (answers >= count) resolve();
+    });
+  const request = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n`;
+  child.stdin.write(request(0));
+  await until(1);
+  const firstAnswerMs = performance.now() - t0;
+  const rssFirstMiB = variant === "bare" ? null : rssMiB(child.pid);
+  let batch = "";
+  for (let id = 1; id <= 1000; id++) batch += `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"m${id}"}}}\n`;
+  child.stdin.write(batch);
+  await until(1001);
+  const rss1000MiB = rssMiB(child.pid);
+  child.stdin.end();
+  await new Promise((resolve) => child.once("close", resolve));
+  return { firstAnswerMs, rssFirstMiB, rss1000MiB };
+}
+
+const variants: Variant[] = ["bare", "wrapped", "wrapped, no compile cache"];
+const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
+await launch("wrapped", -1); // warms the compile cache, as any earlier launch would; not counted
+for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
+rmSync(tmp, { recursive: true, force: true });
+
+const stat = (xs: Array<number | null>, p: number): number | null => {
+  const sorted = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  const value = percentile(sorted, p);
+  return value === null ? null : round(value, 1);
+};
+const bare = samples.get("bare")!;
+const rows = variants.map((v) => {
+  const s = samples.get(v)!;
+  const p50 = stat(s.map((x) => x.firstAnswerMs), 50);
+  const bareP50 = stat(bare.map((x) => x.firstAnswerMs), 50)!;
+  return {
+    variant: v,
+    firstAnswerP50Ms: p50,
+    firstAnswerP90Ms: stat(s.map((x) => x.firstAnswerMs), 90),
+    addedP50Ms: v === "bare" || p50 === null ? null : round(p50 - bareP50, 1),
+    // The bare row: the server's own RSS; the others: the wrapper's (its server runs beside it).
+    rssFirstP50MiB: stat(s.map((x) => x.rssFirstMiB), 50),
+    rss1000P50MiB: stat(s.map((x) => x.rss1000MiB), 50),
+  };
+});
+process.stdout.write(`stdio start-up, ${launches} launches each, interleaved (Node ${process.versions.node}, load ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`);
+console.table(rows);
