@@ -1,3 +1,4 @@
+import type { TableEvictedRecord } from "../bounds/evictions.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
@@ -5,7 +6,7 @@ import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-messa
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import type { PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
-import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
+import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
@@ -13,7 +14,7 @@ export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 export type { ContentDetector, ContentDetectors } from "./content-scan.js";
 
 /** Conditions worth a log record of their own (not tied to one message). */
-export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
+export type PolicyWarn = (w: RateLimitOverflowWarning | TableEvictedRecord) => void;
 
 /** What the policy asks of a pin store (the file store, or the shared one of src/state/). */
 export type ToolPinStore = Pick<PinStore, "observe">;
@@ -40,7 +41,7 @@ const NOTE_TYPES = new Set(["schema_unchecked", "pins_not_saved"]);
 export class Policy {
   private readonly rules: { rule: Rule; matchers: Matcher[] }[];
   private readonly limiters: { limiter: RateLimitCounter; matchers: Matcher[] }[];
-  private readonly catalog = new ToolCatalog();
+  private readonly catalog: ToolCatalog;
   private readonly now: () => number;
 
   constructor(
@@ -48,6 +49,7 @@ export class Policy {
     private readonly deps: PolicyDeps,
   ) {
     this.now = deps.now ?? Date.now;
+    this.catalog = new ToolCatalog(CATALOG_BOUNDS, (r) => deps.warn?.(r));
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
     const counter = deps.rateLimiter ?? ((limit, ctx) => new RateLimiter(limit, ctx.now, ctx.warn));
     const ctx = { now: this.now, enforcing: config.mode === "enforce", ...(deps.warn ? { warn: deps.warn } : {}) };
