@@ -4,9 +4,10 @@
  * `table_evicted` record. A flood evicts thousands of entries a second: the first eviction of a table is
  * written at once, the next ones are counted and written together at most every 10 s (and at close).
  */
-export type BoundedTable = "pending" | "given_up" | "sessions" | "legacy_endpoints" | "multi_round" | "tool_catalog" | "ui_feeds";
+/** Tables that report evictions here (pending requests and sessions have records of their own: unanswered, session end). */
+export type BoundedTable = "given_up" | "legacy_endpoints" | "multi_round" | "tool_catalog" | "ui_feeds";
 
-/** "entries": the table held as many entries as it may; "bytes": as many bytes; "stream": too many of one stream's. */
+/** "entries"/"bytes": the table's bound was reached; "per_server"/"per_stream": one peer's share of it; "stalled": a reader did not read. */
 export type EvictionReason = "entries" | "bytes" | "per_server" | "per_stream" | "stalled";
 
 export interface TableEvictedRecord {
@@ -28,9 +29,7 @@ export interface TableBounds {
 export const EVICTION_REPORT_EVERY_MS = 10_000;
 
 const WHAT: Record<BoundedTable, string> = {
-  pending: "requests waiting for an answer",
   given_up: "requests already reported unanswered (a late answer is no longer tied to them)",
-  sessions: "sessions (each ends with reason evicted)",
   legacy_endpoints: "legacy HTTP+SSE endpoints",
   multi_round: "open rounds of multi-round calls",
   tool_catalog: "tool input schemas (a call to an evicted tool is not checked against its schema)",

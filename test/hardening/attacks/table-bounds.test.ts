@@ -15,6 +15,7 @@ import { MiB, retainedBy } from "../../helpers/retained-memory.js";
 import { type ScriptedUpstream, startScriptedUpstream } from "../../helpers/scripted-mcp-upstream.js";
 import { policyFrom, toolCall, toolsListResponse } from "../../policy/policy-fixtures.js";
 import { rawClient, type RawClient } from "../../mcp/raw-client.js";
+import { expectRecordsMatchSchemas } from "../../records/expect-records.js";
 
 /** The limits the proxy runs with (src/cli/record-pipeline.ts). */
 const PRODUCTION = { maxPending: 10_000, maxSessions: 10_000 };
@@ -164,7 +165,9 @@ describe("a legacy stream's endpoints, through the proxy", () => {
     await client.post(`${upstream.url}/messages?sessionId=998`, { jsonrpc: "2.0", method: "notifications/initialized" });
     const posted = await proxy.waitForRecord((r) => r.event === "rpc" && r.method === "notifications/initialized", { what: "the POST's rpc record" });
     expect(posted.transport).not.toBe("http+sse");
-    expect((await proxy.records()).some((r) => r.event === "table_evicted" && r.table === "legacy_endpoints" && r.reason === "per_stream")).toBe(true);
+    const all = await proxy.records();
+    expect(all.some((r) => r.event === "table_evicted" && r.table === "legacy_endpoints" && r.reason === "per_stream")).toBe(true);
+    expectRecordsMatchSchemas(all, "table_evicted");
   });
 });
 
