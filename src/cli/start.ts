@@ -148,7 +148,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const ui =
     opts.uiPort === undefined
       ? null
-      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort).catch(async (err: unknown) => {
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r)).catch(async (err: unknown) => {
           await server.close(0);
           throw err;
         });

@@ -113,7 +113,7 @@ function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
 async function startUi(sink: LogSink, port: number | undefined): Promise<{ close(): Promise<void> } | null> {
   if (port === undefined) return null;
   try {
-    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port);
+    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port, (r) => sink.logger.warn(r));
     process.stderr.write(`mcp-wiretap stdio: UI: ${ui.url}\n`);
     return ui;
   } catch (err) {
