@@ -25,6 +25,20 @@ describe("record stream", () => {
     expect(got).toEqual(['{"event":"rpc","n":0}', '{"event":"rpc","n":1}', '{"event":"rpc","n":2}']);
   });
 
+  it("a subscriber's queue is bounded in bytes too: large records past the bound are dropped and counted", async () => {
+    const stream = new RecordStream();
+    let release: () => void = () => undefined;
+    const got: string[] = [];
+    const sub = stream.subscribe((l) => (got.push(l), new Promise<void>((resolve) => (release = resolve))), { maxQueue: 1_000, maxQueueBytes: 3 * 1024 * 1024 });
+    const big = `{"event":"rpc","pad":"${"x".repeat(1024 * 1024)}"}`;
+    for (let i = 0; i < 10; i++) stream.publish(big);
+    await tick();
+    // Publishing is synchronous: two lines of just over 1 MiB fit 3 MiB, a third would not; eight dropped.
+    expect(sub.dropped).toBe(8);
+    release();
+    stream.close();
+  });
+
   it("a subscriber that never finishes does not slow publishing: its queue is bounded, drops counted and reported at close", async () => {
     const stream = new RecordStream();
     const reports: { subscriber: string; dropped: number }[] = [];
