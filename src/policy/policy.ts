@@ -4,7 +4,7 @@ import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
-import type { PinStore } from "./pin-store.js";
+import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
@@ -156,6 +156,10 @@ export class Policy {
     const out: PolicyFinding[] = [];
     const hashed: { name: string; sha256: string; index: number }[] = [];
     toolsOf((m.raw as { result?: unknown }).result).forEach((tool, index) => {
+      if (Buffer.byteLength(tool.name) > MAX_PINNED_NAME_BYTES) {
+        out.push({ type: "tool_unpinnable", path: `/result/tools/${index}`, detail: `tool ${JSON.stringify(tool.name.slice(0, 64))}… cannot be pinned (its name is longer than ${MAX_PINNED_NAME_BYTES} bytes)` });
+        return;
+      }
       try {
         hashed.push({ name: tool.name, sha256: toolDigest(tool.definition), index });
       } catch (err) {
