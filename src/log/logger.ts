@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
-import { prepareAuditChain } from "./audit-state.js";
+import { prepareAuditChain, statePathFor } from "./audit-state.js";
 import { BatchWriter, type BatchWriterOptions } from "./batch-writer.js";
 import { escapeLine } from "./escape-line.js";
 import { ExchangeSecrets } from "./exchange-secrets.js";
@@ -10,6 +10,7 @@ import { guardRecord } from "./record-guard.js";
 import { serializeRecordsOnce } from "./record-json.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
+import { lockLogFile, type WriterLock } from "./writer-lock.js";
 import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
 
 export type { Logger };
@@ -66,7 +67,25 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
-  const audit = opts.auditChain ? prepareAuditChain(opts.auditChain.dir, opts.file && !opts.stream ? opts.file : null) : null;
+  const logFile = opts.file && !opts.stream ? opts.file : null;
+  // One writer per log: its lock first, then (the audit folder made) its audit state's.
+  const locks: WriterLock[] = [];
+  let audit: ReturnType<typeof prepareAuditChain> | null = null;
+  let base: ReturnType<typeof writerDestination> | { stream: pino.DestinationStream; flush: () => Promise<void>; describe: string };
+  try {
+    if (logFile !== null) makeLogFolder(logFile);
+    const logLock = logFile === null ? null : lockLogFile(logFile, "--log-file");
+    if (logLock) locks.push(logLock);
+    audit = opts.auditChain ? prepareAuditChain(opts.auditChain.dir, logFile) : null;
+    const stateLock = logLock && opts.auditChain ? lockLogFile(statePathFor(opts.auditChain.dir, logFile!), "the audit state") : null;
+    if (stateLock) locks.push(stateLock);
+    base = opts.stream
+      ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
+      : writerDestination(opts, target, health, () => checkpoint());
+  } catch (err) {
+    for (const l of locks) l.release();
+    throw err;
+  }
   let chain: AuditChain | null = null;
   let saved = audit?.from?.seq ?? -1;
   // After each write that left nothing queued: the newest record handed over is in the file.
@@ -76,9 +95,6 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     saved = last.seq;
     audit.state.save(last);
   };
-  const base = opts.stream
-    ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
-    : writerDestination(opts, target, health, checkpoint);
   // The tee sits after the audit chain: subscribers see each line exactly as written.
   const records = new RecordStream();
   const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
@@ -91,6 +107,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     records.close();
     await base.flush();
     audit?.state?.close();
+    for (const l of locks) l.release();
   };
   return { logger, target: base.describe, health, secrets, records, flush };
 }
@@ -107,12 +124,20 @@ function isoTime(): string {
   return stamp;
 }
 
+/** The log's folder (and those above it), made 0700 where missing. */
+function makeLogFolder(file: string): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new LogFileError(`--log-file ${file}: cannot write to it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
 /** A log file that cannot be opened is a configuration error: said at start, not discovered later. */
 function openWriter(options: BatchWriterOptions): BatchWriter {
   if (!("file" in options.target)) return new BatchWriter(options);
   const { file } = options.target;
   try {
-    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     return new BatchWriter(options);
   } catch (err) {
     if (err instanceof UsageError) throw new LogFileError(err.message);
