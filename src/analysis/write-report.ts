@@ -1,12 +1,6 @@
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { writeOutputFile } from "../util/output-file.js";
 
-/** Writes a report file: created 0600, never through a symlink planted at its name. */
+/** Writes a report file: created 0600, never through a symlink planted at its name (util/output-file). */
 export async function writeReport(file: string, text: string): Promise<void> {
-  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
-  try {
-    await handle.writeFile(text);
-  } finally {
-    await handle.close();
-  }
+  await writeOutputFile(file, text, "--output");
 }

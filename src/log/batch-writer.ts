@@ -1,14 +1,14 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, writeSync } from "node:fs";
-import { createPrivateFile, existsNoFollow, openPrivateAppend } from "../util/private-file.js";
+import { createPrivateFile, existsNoFollow, openPrivateAppend, replaceProblem, streamKindOf, type StreamKind } from "../util/private-file.js";
 import type { LogHealth } from "./log-health.js";
 
 export interface BatchWriterOptions {
   /**
    * A file (appended to, created 0600; a link or a file others can read is refused, see util/private-file)
-   * or a file descriptor (stdout, stderr).
+   * or a file descriptor (stdout, stderr). A path naming a device, a FIFO or a socket is written as a stream.
    */
   target: { file: string } | { fd: number };
-  /** Rotate past this many bytes, logrotate style (file → file.1 → … → file.keep). 0: never. */
+  /** Rotate past this many bytes, logrotate style (file → file.1 → … → file.keep). 0: never. Regular files only. */
   maxSize?: number;
   keep?: number;
   /** Bytes held while the target refuses writes (a full pipe); past them records are dropped and counted. */
@@ -53,13 +53,19 @@ export class BatchWriter {
   private torn = false;
   /** After a failed rotation, the size at which it is tried again (not at every write). */
   private rotateAt = 0;
+  /** Set when the target is no regular file: then nothing is sized, rotated, renamed or replaced. */
+  readonly streamKind: StreamKind | null = null;
 
   constructor(private readonly options: BatchWriterOptions) {
     const { target } = options;
     this.fd = "file" in target ? openPrivateAppend(target.file, "--log-file") : target.fd;
     if ("file" in target) {
-      this.size = fstatSync(this.fd).size;
-      this.torn = endsMidLine(target.file, this.fd, this.size); // an earlier run cut off mid-record: start on a new line
+      const info = fstatSync(this.fd);
+      this.streamKind = streamKindOf(info);
+      if (this.streamKind === null) {
+        this.size = info.size;
+        this.torn = endsMidLine(target.file, this.fd, this.size); // an earlier run cut off mid-record: start on a new line
+      }
     }
     liveWriters.add(this);
     if (!exitHooked) {
@@ -138,9 +144,11 @@ export class BatchWriter {
     }
     this.torn = false;
     this.options.health.recovered();
-    this.size += bytes.length;
-    const { maxSize } = this.options;
-    if (maxSize && this.size >= Math.max(maxSize, this.rotateAt) && "file" in this.options.target) this.rotate(this.options.target.file, maxSize);
+    const { maxSize, target } = this.options;
+    if (maxSize && "file" in target && this.streamKind === null) {
+      this.size += bytes.length;
+      if (this.size >= Math.max(maxSize, this.rotateAt)) this.rotate(target.file, maxSize);
+    }
     if (this.queued.length === 0 && this.carry === null) this.options.onWritten?.();
     return true;
   }
@@ -148,12 +156,18 @@ export class BatchWriter {
   /**
    * The names are shifted only while `file` is still the file being written: if something else took its place
    * (a link planted after an earlier rename), shifting would move it over our records. The new file is created
-   * exclusively and never through a link; if that fails, records go on into the file already open.
+   * exclusively and never through a link; if that fails, records go on into the file already open. Only
+   * regular files of our own are renamed or replaced: a link, a device or another user's file in one of the
+   * rotated names stops the rotation (a warning; records go on into the file already open).
    */
   private rotate(file: string, maxSize: number): void {
     const keep = this.options.keep ?? 5;
     try {
       if (this.isStillAt(file)) {
+        for (let i = 1; i <= keep; i++) {
+          const problem = replaceProblem(`${file}.${i}`);
+          if (problem) throw new Error(`${problem}, which is never renamed or replaced`);
+        }
         for (let i = keep - 1; i >= 1; i--) if (existsNoFollow(`${file}.${i}`)) renameSync(`${file}.${i}`, `${file}.${i + 1}`);
         renameSync(file, `${file}.1`);
       }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { fstatSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
@@ -10,6 +10,7 @@ import { guardRecord } from "./record-guard.js";
 import { serializeRecordsOnce } from "./record-json.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
+import { descriptorOfPath } from "../util/private-file.js";
 import { lockLogFile, type WriterLock } from "./writer-lock.js";
 import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
 
@@ -67,27 +68,14 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
-  const logFile = opts.file && !opts.stream ? opts.file : null;
-  // One writer per log: its lock first, then (the audit folder made) its audit state's.
-  const locks: WriterLock[] = [];
+  // One writer per log: its lock is taken before the file is opened (devices and FIFOs are never locked).
+  const locks: WriterLock[] = opts.file && !opts.stream ? lockLog(opts.file) : [];
+  const releaseLocks = (): void => {
+    for (const l of locks.splice(0)) l.release();
+  };
   let audit: ReturnType<typeof prepareAuditChain> | null = null;
-  let base: ReturnType<typeof writerDestination> | { stream: pino.DestinationStream; flush: () => Promise<void>; describe: string };
-  try {
-    if (logFile !== null) makeLogFolder(logFile);
-    const logLock = logFile === null ? null : lockLogFile(logFile, "--log-file");
-    if (logLock) locks.push(logLock);
-    audit = opts.auditChain ? prepareAuditChain(opts.auditChain.dir, logFile) : null;
-    const stateLock = logLock && opts.auditChain ? lockLogFile(statePathFor(opts.auditChain.dir, logFile!), "the audit state") : null;
-    if (stateLock) locks.push(stateLock);
-    base = opts.stream
-      ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target }
-      : writerDestination(opts, target, health, () => checkpoint());
-  } catch (err) {
-    for (const l of locks) l.release();
-    throw err;
-  }
   let chain: AuditChain | null = null;
-  let saved = audit?.from?.seq ?? -1;
+  let saved = -1;
   // After each write that left nothing queued: the newest record handed over is in the file.
   const checkpoint = (): void => {
     const last = chain?.last;
@@ -95,6 +83,29 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     saved = last.seq;
     audit.state.save(last);
   };
+  let base: ReturnType<typeof writerDestination> | { stream: pino.DestinationStream; flush: () => Promise<void>; describe: string; file: null };
+  try {
+    base = opts.stream
+      ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target, file: null }
+      : writerDestination(opts, target, health, checkpoint);
+  } catch (error) {
+    releaseLocks();
+    throw error;
+  }
+  if (opts.auditChain) {
+    try {
+      // A stream (a device, a FIFO, stdout) keeps no state: nothing can be read back from it to verify.
+      audit = prepareAuditChain(opts.auditChain.dir, base.file);
+      // The audit state has one writer too (the folder now made).
+      const stateLock = base.file && locks.length > 0 ? lockLogFile(statePathFor(opts.auditChain.dir, base.file), "the audit state") : null;
+      if (stateLock) locks.push(stateLock);
+    } catch (error) {
+      void base.flush();
+      releaseLocks();
+      throw error;
+    }
+    saved = audit.from?.seq ?? -1;
+  }
   // The tee sits after the audit chain: subscribers see each line exactly as written.
   const records = new RecordStream();
   const tee = teeToRecordStream(base.stream as unknown as { write(chunk: string): unknown }, records);
@@ -107,7 +118,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     records.close();
     await base.flush();
     audit?.state?.close();
-    for (const l of locks) l.release();
+    releaseLocks();
   };
   return { logger, target: base.describe, health, secrets, records, flush };
 }
@@ -124,13 +135,16 @@ function isoTime(): string {
   return stamp;
 }
 
-/** The log's folder (and those above it), made 0700 where missing. */
-function makeLogFolder(file: string): void {
+/** The log file's lock (its folder made first, 0700 where missing); none for a device, FIFO or descriptor path. */
+function lockLog(file: string): WriterLock[] {
+  if (descriptorOfPath(file) !== null) return [];
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new LogFileError(`--log-file ${file}: cannot write to it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
+  const lock = lockLogFile(file, "--log-file");
+  return lock ? [lock] : [];
 }
 
 /** A log file that cannot be opened is a configuration error: said at start, not discovered later. */
@@ -138,6 +152,7 @@ function openWriter(options: BatchWriterOptions): BatchWriter {
   if (!("file" in options.target)) return new BatchWriter(options);
   const { file } = options.target;
   try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     return new BatchWriter(options);
   } catch (err) {
     if (err instanceof UsageError) throw new LogFileError(err.message);
@@ -145,16 +160,36 @@ function openWriter(options: BatchWriterOptions): BatchWriter {
   }
 }
 
+function assertOpen(fd: number, file: string): void {
+  try {
+    fstatSync(fd);
+  } catch {
+    throw new LogFileError(`--log-file ${file}: descriptor ${fd} is not open in this process. Give a file, or a descriptor the shell opened.`);
+  }
+}
+
+/**
+ * `file`: the regular file written, when it is one (the audit chain keeps a state for it alone). A path that
+ * names a descriptor (/dev/stdout) is written as that descriptor; a device, a FIFO or a socket as a stream,
+ * never rotated (see BatchWriter).
+ */
 function writerDestination(opts: LogFileOptions, target: string, health: LogHealth, onWritten: () => void) {
-  const file = opts.file;
-  const rotation = file && opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
+  const fd = opts.file ? descriptorOfPath(opts.file) : (opts.fd ?? 1);
+  const file = fd === null ? opts.file! : null;
+  if (opts.file && fd !== null) assertOpen(fd, opts.file);
+  const rotation = opts.maxSize ? { maxSize: opts.maxSize, keep: opts.keep ?? 5 } : null;
   const writer = openWriter({
-    target: file ? { file } : { fd: opts.fd ?? 1 },
-    ...rotation,
+    target: file ? { file } : { fd: fd! },
+    ...(file && rotation),
     maxBufferedBytes: MAX_BUFFERED_BYTES,
     health,
     onWritten,
   });
-  const describe = rotation ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)` : target;
-  return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close() };
+  const stream = file ? writer.streamKind : opts.file ? "a stream" : null;
+  const describe = stream
+    ? `${target}, not rotated (${stream})`
+    : file && rotation
+      ? `${target} (rotated at ${rotation.maxSize} bytes, ${rotation.keep} kept)`
+      : target;
+  return { stream: writer as unknown as pino.DestinationStream, describe, flush: () => writer.close(), file: stream ? null : file };
 }

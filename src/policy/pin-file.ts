@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
+import { replaceProblem } from "../util/private-file.js";
 import { randomBytes } from "node:crypto";
 import { UsageError } from "../util/usage-error.js";
 
@@ -96,6 +97,8 @@ export function pinFileJson(table: PinTable): string {
  */
 export function writePinFile(file: string, text: string): void {
   const dir = path.dirname(file);
+  const problem = replaceProblem(file);
+  if (problem) throw new Error(`the pin store ${problem}: it is never replaced. Move it away, or choose another --ca-dir.`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);

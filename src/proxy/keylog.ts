@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { openPrivateAppend } from "../util/private-file.js";
+import { descriptorOfPath, openPrivateAppend } from "../util/private-file.js";
 
 /**
  * NSS key-log lines (what SSLKEYLOGFILE holds) for both TLS legs, so Wireshark can decrypt a capture of
@@ -10,7 +10,12 @@ export class KeyLog {
   private readonly stream: WriteStream;
 
   constructor(readonly file: string) {
-    this.stream = createWriteStream(file, { fd: openPrivateAppend(file, "The key-log file (--keylog, or $SSLKEYLOGFILE)") });
+    // /dev/stderr and the like are written as their descriptor, never followed as a link nor closed.
+    const fd = descriptorOfPath(file);
+    this.stream =
+      fd === null
+        ? createWriteStream(file, { fd: openPrivateAppend(file, "The key-log file (--keylog, or $SSLKEYLOGFILE)") })
+        : createWriteStream("", { fd, autoClose: false });
     this.stream.on("error", () => {
       // A key log that cannot be written must not take the proxy down; the start record names the file.
     });

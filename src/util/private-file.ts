@@ -264,6 +264,52 @@ async function linkIfAbsent(temp: string, file: string): Promise<boolean> {
   return true;
 }
 
+/**
+ * The descriptor a path names when it is one of the links to an open descriptor: `/dev/stdout`,
+ * `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N` (what a shell's `>(cmd)` gives). Written to as the descriptor
+ * itself: following such a link by name would be following a link, and replacing it would replace the link.
+ */
+export function descriptorOfPath(file: string): number | null {
+  if (file === "/dev/stdout") return 1;
+  if (file === "/dev/stderr") return 2;
+  const fd = /^\/(?:dev|proc\/self)\/fd\/([1-9]\d{0,5})$/.exec(file)?.[1];
+  return fd === undefined ? null : Number(fd);
+}
+
+export type StreamKind = "a device" | "a FIFO" | "a socket";
+
+/**
+ * What is not a regular file is a stream: written to as it comes, never sized, rotated, renamed, truncated
+ * or replaced (renaming /dev/null because its "file" grew would take it from every program on the machine).
+ */
+export function streamKindOf(info: Stats): StreamKind | null {
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
+  if (info.isFIFO()) return "a FIFO";
+  if (info.isSocket()) return "a socket";
+  return null;
+}
+
+/**
+ * Why the entry at `file` may not be renamed, replaced or deleted by us, or null when it may (absent, or a
+ * regular file of our own). Links are not followed.
+ */
+export function replaceProblem(file: string): string | null {
+  let info: Stats;
+  try {
+    info = lstatSync(file);
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return null;
+    return `${file} cannot be examined (${errorCode(error) ?? String(error)})`;
+  }
+  if (info.isSymbolicLink()) return `${file} is a symbolic link`;
+  const stream = streamKindOf(info);
+  if (stream) return `${file} is ${stream}`;
+  if (!info.isFile()) return `${file} is not a regular file`;
+  const me = posix ? process.getuid?.() : undefined;
+  if (me !== undefined && info.uid !== me) return `${file} belongs to another user (uid ${info.uid})`;
+  return null;
+}
+
 export function existsNoFollow(file: string): boolean {
   try {
     lstatSync(file);

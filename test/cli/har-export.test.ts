@@ -285,21 +285,23 @@ describe("mcp-wiretap export (CLI)", () => {
     expect(missing.stderr).toMatch(/cannot read/);
   });
 
-  it.runIf(process.platform !== "win32")("never writes through a link at --har, and never leaves the export readable by others", async () => {
+  it.runIf(process.platform !== "win32")("never writes through or replaces a link at --har, and never leaves the export readable by others", async () => {
     const victim = path.join(dir, "victim.txt");
     await writeFile(victim, "precious\n", { mode: 0o644 });
     const out = path.join(dir, "linked.har");
     await symlink(victim, out);
+    const refused = await runCli(["export", "--har", out, path.join(FIXTURES, "session.ndjson")]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--har .*linked\.har is a symbolic link/);
+    expect((await lstat(out)).isSymbolicLink()).toBe(true);
+    expect(await readFile(victim, "utf8")).toBe("precious\n");
     const loose = path.join(dir, "loose.har");
     await writeFile(loose, "old export\n", { mode: 0o644 });
     await chmod(loose, 0o644);
-    for (const target of [out, loose]) expect((await runCli(["export", "--har", target, path.join(FIXTURES, "session.ndjson")])).code).toBe(0);
-    expect(await readFile(victim, "utf8")).toBe("precious\n");
-    for (const target of [out, loose]) {
-      const info = await lstat(target);
-      expect(info.isFile()).toBe(true);
-      expect(info.mode & 0o777).toBe(0o600);
-      expect(JSON.parse(await readFile(target, "utf8"))).toHaveProperty("log");
-    }
+    expect((await runCli(["export", "--har", loose, path.join(FIXTURES, "session.ndjson")])).code).toBe(0);
+    const info = await lstat(loose);
+    expect(info.isFile()).toBe(true);
+    expect(info.mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(loose, "utf8"))).toHaveProperty("log");
   });
 });

@@ -43,7 +43,7 @@ describe("log file rotation", () => {
     expect(JSON.parse((await readFile(file, "utf8")).trim())).toMatchObject({ event: "start", level: "info" });
   });
 
-  it("never writes through links planted where rotated files go: the records are in regular 0600 files, the link target is untouched", async () => {
+  it("never writes through, renames or removes links planted where rotated files go: records stay in our own file", async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-rotation-"));
     const file = path.join(dir, "wiretap.ndjson");
     const victim = path.join(dir, "victim.txt");
@@ -56,11 +56,12 @@ describe("log file rotation", () => {
     }
     await sink.flush();
     expect(await readFile(victim, "utf8")).toBe("precious\n");
-    for (const name of [file, `${file}.1`]) {
-      const info = await lstat(name);
-      expect(info.isFile()).toBe(true);
-      expect(info.mode & 0o777).toBe(0o600);
-    }
+    for (const n of [1, 2, 3]) expect((await lstat(`${file}.${n}`)).isSymbolicLink()).toBe(true);
+    const info = await lstat(file);
+    expect(info.isFile()).toBe(true);
+    expect(info.mode & 0o777).toBe(0o600);
+    const seqs = (await readFile(file, "utf8")).split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { n: number }).n);
+    expect(seqs).toEqual([...Array(200).keys()]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { writeFileAtomic } from "../../util/private-file.js";
+import { writeOutputFile } from "../../util/output-file.js";
 import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
 import { addFilterOptions } from "../tail/command.js";
@@ -76,9 +76,9 @@ export async function exportCommand(
     io.stdout.write(text);
   } else {
     try {
-      // A new 0600 file renamed into place: a link at the path is replaced, never written through, and an
-      // older export that others could read is not reused with its mode.
-      await writeFileAtomic(o.har, text);
+      // A new 0600 file renamed into place (an older export others could read is not reused with its mode);
+      // a link is refused, a device or a FIFO written as a stream (util/output-file).
+      await writeOutputFile(o.har, text, "--har");
     } catch (err) {
       io.stderr.write(`mcp-wiretap: cannot write ${o.har}: ${(err as Error).message}\n`);
       return 1;

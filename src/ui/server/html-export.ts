@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { writeOutputFile } from "../../util/output-file.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
@@ -39,7 +39,7 @@ export async function exportHtml(
     return 0;
   }
   try {
-    await writeFile(out, page, { mode: 0o600 });
+    await writeOutputFile(out, page, "--html");
   } catch (err) {
     io.stderr.write(`mcp-wiretap: cannot write ${out}: ${(err as Error).message}\n`);
     return 1;
