@@ -4,7 +4,7 @@
  * their choosing: a FILE that is a symbolic link is refused, a link in a folder is skipped with a note, and a
  * folder other users can write to gets a warning.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -17,6 +17,7 @@ import { tailCommand } from "../../src/cli/tail/command.js";
 import { verifyLogCommand } from "../../src/cli/verify-log.js";
 import { exportOtlpCommand } from "../../src/otel/offline-export.js";
 import { exportHtml } from "../../src/ui/server/html-export.js";
+import { newestLaunchLog } from "../../src/stdio/log-folder.js";
 import { resolveLogInputs } from "../../src/ui/server/log-files.js";
 
 const record = (tool: string): string =>
@@ -82,6 +83,16 @@ describe("a link inside a log folder is skipped, with a note", () => {
     const inputs = await resolveLogInputs([logs], (n) => notes.push(n));
     expect(inputs.map((i) => path.basename(i.file))).toEqual(["a.ndjson"]);
     expect(notes.join("\n")).toContain("b.ndjson is a symbolic link: skipped");
+  });
+
+  it("tail --stdio-logs never takes a link for the newest launch's log", () => {
+    const launches = path.join(dir, "stdio");
+    mkdirSync(launches, { mode: 0o700 });
+    writeFileSync(path.join(launches, "20261128T000000Z-server-1.ndjson"), record("real_tool"), { mode: 0o600 });
+    symlinkSync(planted, path.join(launches, "20261128T000001Z-server-2.ndjson"));
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(planted, later, later);
+    expect(newestLaunchLog(launches)).toBe(path.join(launches, "20261128T000000Z-server-1.ndjson"));
   });
 
   it("a folder other users can write to gets a warning", async () => {
