@@ -187,7 +187,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
+        policy.flushEvictions();
         await ui?.close();
+        ui?.flushEvictions();
         // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
         if (otelFeed) {
           // The feed drains 512 lines a turn: let what the last exchanges wrote reach the exporter.

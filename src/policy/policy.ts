@@ -101,6 +101,11 @@ export class Policy {
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
   }
 
+  /** At shutdown: the tool catalog's evictions still counted are written. */
+  flushEvictions(): void {
+    this.catalog.flushEvictions();
+  }
+
   /** A CONNECT target denied by a rule that names only a server: refused before any byte (enforce mode). */
   judgeConnect(host: string, port: number): { rule: string; reason: string } | null {
     const server = `${host.includes(":") ? `[${host}]` : host}:${port}`;

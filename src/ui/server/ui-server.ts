@@ -201,7 +201,6 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     flushEvictions: () => evictions.flush(),
     close: () =>
       new Promise<void>((resolve) => {
-        evictions.flush();
         for (const f of [...feeds]) f.stop();
         server.close(() => resolve());
         server.closeAllConnections();
