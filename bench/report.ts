@@ -8,6 +8,7 @@ import type { PathName } from "./paths.ts";
 import type { SseResult } from "./sse-latency.ts";
 import { round } from "./stats.ts";
 import type { StdioResult } from "./stdio.ts";
+import type { MockResult } from "./mock.ts";
 
 export interface LoadWithCpu extends LoadResult {
   /** req/s of each round (paths are measured in turn, round after round: see throughput.ts). */
@@ -51,6 +52,7 @@ export interface Results {
   paths: PathResult[];
   logging: LoggingResult | { skipped: string } | null;
   stdio?: StdioResult | { skipped: string } | null;
+  mock?: MockResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

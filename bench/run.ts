@@ -22,6 +22,7 @@ import { errorText, round } from "./stats.ts";
 import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
+import { runMock } from "./mock.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
 const WATCHDOG_MS = 240_000;
@@ -100,6 +101,10 @@ function finish(): void {
     check(`stdio ${u.targetRate} msg/s sustained`, u.achievedRate, (u.achievedRate ?? 0) >= u.targetRate * 0.95 && u.answered === u.sent);
     check("stdio missing records = 0", u.missingRecords, u.missingRecords === 0);
   }
+  if (results.mock && !("skipped" in results.mock)) {
+    const p50 = results.mock.mock.p50;
+    results.targets.push({ target: "mock answer p50 <= 1 ms", value: String(p50), verdict: p50 === null ? "SKIP" : p50 <= 1 ? "PASS" : "FAIL" });
+  }
   process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
   process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
   process.stdout.write(`${table(results)}\n`);
@@ -116,6 +121,10 @@ function finish(): void {
         `stdio sustained: ${u.sent} requests at ${u.achievedRate} msg/s for ${u.seconds} s, ${u.answered} answered, ${u.rpcRecords} rpc records, ${u.missingRecords} missing\n`,
     );
   } else if (st) process.stdout.write(`\nstdio: skipped (${st.skipped})\n`);
+  const mk = results.mock;
+  if (mk && !("skipped" in mk)) {
+    process.stdout.write(`mock --stdio vs the stdio echo server (${mk.messages} round trips each): direct p50 ${mk.direct.p50} ms p99 ${mk.direct.p99} ms; mock p50 ${mk.mock.p50} ms p99 ${mk.mock.p99} ms\n`);
+  } else if (mk) process.stdout.write(`mock: skipped (${mk.skipped})\n`);
   if (results.notes.length) process.stdout.write(`\nNotes:\n${results.notes.map((n) => `  - ${n}`).join("\n")}\n`);
   writeResults(RESULTS_FILE, results);
   process.stdout.write(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE)} (${results.durationSeconds} s)\n`);
@@ -264,6 +273,8 @@ async function main(): Promise<void> {
     // First, and on its own: it needs neither the PKI nor the upstream, and takes a few seconds.
     progress(`stdio shim: ${d.stdioMessages} round trips against a direct pipe, then ${d.stdioRate} msg/s for ${d.stdioSeconds} s`);
     results.stdio = await runStdio(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds, rate: d.stdioRate, seconds: d.stdioSeconds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+    progress(`mock --stdio: ${d.stdioMessages} round trips beside the stdio echo server`);
+    results.mock = await runMock(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
   }
   const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);

@@ -31,16 +31,7 @@ function launch(shimLog: string | null): Peer {
   const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
   child.stderr.resume();
   let handler: (id: number) => void = () => {};
-  let pending = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    pending += chunk;
-    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      const m = /"id":(\d+)/.exec(line);
-      if (m) handler(Number(m[1]));
-    }
-  });
+  onAnswerIds(child.stdout, (id) => handler(id));
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   return {
     child,
@@ -51,6 +42,21 @@ function launch(shimLog: string | null): Peer {
       child.kill("SIGKILL");
     },
   };
+}
+
+/** Calls `handler` with the numeric id of each line read from `stdout`. */
+export function onAnswerIds(stdout: NodeJS.ReadableStream & { setEncoding(e: "utf8"): unknown }, handler: (id: number) => void): void {
+  let pending = "";
+  stdout.setEncoding("utf8");
+  stdout.on("data", (chunk: string) => {
+    pending += chunk;
+    for (let nl = pending.indexOf("\n"); nl !== -1; nl = pending.indexOf("\n")) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      const m = /"id":(\d+)/.exec(line);
+      if (m) handler(Number(m[1]));
+    }
+  });
 }
 
 const request = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench ${id}"}}}\n`;

@@ -20,6 +20,8 @@ export interface Call {
   method: string | null;
   tool: string | null;
   argsHash: string | null;
+  /** `<flow>#<id>` of the captured request this call replayed (`mcp-wiretap replay`), or null. */
+  replayOf: string | null;
   /** Every record of the call, in log order: requests, answers, cancellation. */
   records: LogRecord[];
   /** The first request's record; null when only an answer is in the log (the request came before it). */
@@ -105,6 +107,7 @@ function newCall(r: LogRecord): Call {
     method: str(r.method),
     tool: str(r.tool),
     argsHash: str(r.argsHash),
+    replayOf: str(r.replayOf),
     records: [],
     request: str(r.kind) === "request" ? r : null,
     rounds: 1,

@@ -32,7 +32,7 @@ function changeLines(c: Change): string[] {
     case "tool_changed":
       return [`${mark}~ tool ${c.tool}: ${c.field} changed`, ...hunks(lineDiff(pretty(c.before), pretty(c.after))).map((l) => `      ${l.op} ${l.text}`)];
     case "outcome_changed":
-      return [`${mark}  ${[c.method, c.tool].filter(Boolean).join(" ")} ${c.argsHash ? `args ${c.argsHash.slice(0, 19)}…` : ""}: ${c.before} → ${c.after} (${c.calls[0]} → ${c.calls[1]} calls)`];
+      return [`${mark}  ${[c.method, c.tool].filter(Boolean).join(" ")} ${c.argsHash ? `args ${c.argsHash.slice(0, 19)}…` : ""}: ${c.before} → ${c.after} (${c.calls[0]} → ${c.calls[1]} calls${c.replays ? `, ${c.replays[0]} → ${c.replays[1]} of them replays` : ""})`];
     case "latency_changed":
       return [`${mark}  ${[c.method, c.tool].filter(Boolean).join(" ")}: ${c.regression ? "slower" : "faster"}, p50 ${duration(c.beforeP50Ms)} → ${duration(c.afterP50Ms)} (${c.calls[0]} → ${c.calls[1]} calls)`];
   }

@@ -15,7 +15,7 @@ export type Change =
   | { type: "tool_added"; server: string; tool: string; regression: false }
   | { type: "tool_removed"; server: string; tool: string; regression: true }
   | { type: "tool_changed"; server: string; tool: string; field: string; before: unknown; after: unknown; regression: true }
-  | { type: "outcome_changed"; server: string; tool: string | null; method: string | null; argsHash: string | null; before: string; after: string; calls: [number, number]; regression: boolean }
+  | { type: "outcome_changed"; server: string; tool: string | null; method: string | null; argsHash: string | null; before: string; after: string; calls: [number, number]; replays?: [number, number]; regression: boolean }
   | { type: "latency_changed"; server: string; tool: string | null; method: string | null; beforeP50Ms: number; afterP50Ms: number; calls: [number, number]; regression: boolean };
 
 export interface RunDiff {
@@ -84,6 +84,7 @@ function diffOutcomes(a: { records: readonly LogRecord[]; calls: readonly Call[]
     const after = worst(callsB);
     if (before.rank === after.rank) continue;
     const c = callsA[0]!;
+    const replays: [number, number] = [callsA.filter((x) => x.replayOf !== null).length, callsB.filter((x) => x.replayOf !== null).length];
     out.push({
       type: "outcome_changed",
       server: JSON.parse(key)[0] as string,
@@ -93,6 +94,7 @@ function diffOutcomes(a: { records: readonly LogRecord[]; calls: readonly Call[]
       before: before.text,
       after: after.text,
       calls: [callsA.length, callsB.length],
+      ...(replays[0] + replays[1] > 0 ? { replays } : {}),
       regression: after.rank > before.rank,
     });
   }

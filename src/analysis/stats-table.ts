@@ -14,7 +14,8 @@ export function statsTable(report: StatsReport): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   if (report.groups.length === 0) return "no calls in the log\n";
-  return [line(head), ...rows.slice(0, -1).map(line), line(rows.at(-1)!)].join("\n") + "\n";
+  const replays = report.totals.replays > 0 ? `${report.totals.replays} of the calls ${report.totals.replays === 1 ? "is a replay" : "are replays"} (mcp-wiretap replay; tail -v marks them ↻)\n` : "";
+  return [line(head), ...rows.slice(0, -1).map(line), line(rows.at(-1)!)].join("\n") + "\n" + replays;
 }
 
 function label(g: GroupStats, by: StatsReport["by"]): string {

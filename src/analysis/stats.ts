@@ -21,6 +21,8 @@ export interface GroupStats {
   cancelled: number;
   /** Calls that took more than one round (multi-round requests). */
   multiRound: number;
+  /** Calls made by `mcp-wiretap replay` (their records carry `replayOf`); counted in `calls` too. */
+  replays: number;
   latencyMs: { count: number; p50: number | null; p95: number | null; p99: number | null; max: number | null };
   requestBytes: { total: number; p95: number | null };
   responseBytes: { total: number; p95: number | null };
@@ -85,6 +87,7 @@ export function summarize(key: Record<string, string | null>, calls: readonly Ca
     unanswered: count((c) => c.outcome === "unanswered" || c.outcome === "open"),
     cancelled: count((c) => c.outcome === "cancelled"),
     multiRound: count((c) => c.rounds > 1),
+    replays: count((c) => c.replayOf !== null),
     latencyMs: {
       count: latencies.length,
       p50: percentile(latencies, 50),

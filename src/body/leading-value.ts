@@ -10,8 +10,43 @@ import { closingQuote } from "./json-text.js";
 export function leadingValue(text: string): { parsed: Extract<JsonParse, { ok: true }>; doubt: string } | null {
   let start = 0;
   while (start < text.length && /\s/.test(text[start]!)) start++;
+  const end = valueEnd(text, start);
+  if (end === -1 || text.slice(end).trim() === "") return null;
+  const parsed = parseJsonText(text.slice(start, end));
+  return parsed.ok ? { parsed, doubt: "the body goes on after its first JSON value (some parsers read only that value)" } : null;
+}
+
+/**
+ * The objects and arrays a text holds one after another (`{…}{…}`, `{…}\r{…}`), as a reader that decodes a
+ * stream of values reads them (Go's json.Decoder, Jackson's MappingIterator), up to the first that does not
+ * parse. `parse` reads one value's text (JSON.parse, or a more lenient reader).
+ */
+export function valueSequence(text: string, parse: (text: string) => JsonParse = parseJsonText): unknown[] {
+  const values: unknown[] = [];
+  for (let start = skipSpace(text, 0); start < text.length && values.length < MAX_VALUES; start = skipSpace(text, start)) {
+    const end = valueEnd(text, start);
+    if (end === -1) break;
+    const parsed = parse(text.slice(start, end));
+    if (!parsed.ok) break;
+    values.push(parsed.value);
+    start = end;
+  }
+  return values;
+}
+
+/** A line of a few megabytes could hold a hundred thousand `{}`: a reading is bounded. */
+const MAX_VALUES = 1000;
+
+/** JSON whitespace (what a stream decoder skips between values). */
+function skipSpace(text: string, at: number): number {
+  while (at < text.length && /[ \t\r\n]/.test(text[at]!)) at++;
+  return at;
+}
+
+/** Where the object or array that opens at `start` ends (just past it), or -1 when none opens or it never closes. */
+function valueEnd(text: string, start: number): number {
   const open = text.charCodeAt(start);
-  if (open !== 0x7b /* { */ && open !== 0x5b /* [ */) return null;
+  if (open !== 0x7b /* { */ && open !== 0x5b /* [ */) return -1;
   let depth = 0;
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -21,12 +56,8 @@ export function leadingValue(text: string): { parsed: Extract<JsonParse, { ok: t
       depth++;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       depth--;
-      if (depth === 0) {
-        if (text.slice(i + 1).trim() === "") return null;
-        const parsed = parseJsonText(text.slice(start, i + 1));
-        return parsed.ok ? { parsed, doubt: "the body goes on after its first JSON value (some parsers read only that value)" } : null;
-      }
+      if (depth === 0) return i + 1;
     }
   }
-  return null;
+  return -1;
 }

@@ -14,7 +14,7 @@ export interface BannerFacts {
    * folder of the CA for the `env` command line. Absent under `run` (its command gets them) and with
    * --reverse (its clients use the local URLs).
    */
-  client?: { exports: string[]; caDir: string; proxyAuth: boolean };
+  client?: { exports: string[]; caDir: string; proxyAuth: boolean; command?: string };
   /** The web UI's URL, with its token. */
   ui?: string;
 }
@@ -34,7 +34,7 @@ export function banner(f: BannerFacts): string {
   ];
   if (f.client) {
     lines.push(
-      `Point an MCP client at it: in its shell, eval "$(mcp-wiretap env --proxy ${url} --ca-dir ${shellWord(f.client.caDir)})"`,
+      `Point an MCP client at it: in its shell, eval "$(${f.client.command ?? "mcp-wiretap"} env --proxy ${url} --ca-dir ${shellWord(f.client.caDir)})"`,
       "or set these (Node, Python, curl):",
       ...f.client.exports.map((line) => `  ${line}`),
     );
@@ -46,4 +46,13 @@ export function banner(f: BannerFacts): string {
 
 function shellWord(value: string): string {
   return /^[\w./:@%+=,-]+$/.test(value) ? value : quoteSh(value);
+}
+
+/**
+ * How a user's other shell runs this CLI: `mcp-wiretap` once installed; under `npm start` in a clone it is
+ * on no PATH, and `npx` finds it (with the clone's own Node) only from inside the clone.
+ */
+export function cliCommand(env: NodeJS.ProcessEnv, packageRoot: string): string {
+  const fromClone = env.npm_lifecycle_event === "start" && env.npm_package_name === "mcp-wiretap";
+  return fromClone ? `cd ${shellWord(packageRoot)} && npx mcp-wiretap` : "mcp-wiretap";
 }

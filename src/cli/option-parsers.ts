@@ -1,3 +1,5 @@
+import { statSync } from "node:fs";
+import { isIP } from "node:net";
 import { InvalidArgumentError } from "commander";
 import { validateHost } from "../proxy/target.js";
 
@@ -9,6 +11,9 @@ export function parsePort(value: string): number {
 }
 
 export function parseListenHost(value: string): string {
+  // An address to bind, not a destination: 0.0.0.0 and :: (every interface) are what they say.
+  const bare = value.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (isIP(bare) !== 0) return bare;
   const host = validateHost(value);
   if (!host.ok) throw new InvalidArgumentError(`${host.reason}.`);
   return host.host;
@@ -37,4 +42,16 @@ export function parseSize(value: string): number {
   const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined || Number(m[1]) < 1) throw new InvalidArgumentError("must be a size like 100M, 512k, 1G or a number of bytes.");
   return Number(m[1]) * unit;
+}
+
+/** A folder that exists, or a path where one can be made; an existing file is named as what it is. */
+export function parseFolder(value: string): string {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(value).isDirectory();
+  } catch {
+    return value; // missing (created when needed), or unreadable: said with its reason when used
+  }
+  if (!isFolder) throw new InvalidArgumentError("is a file, not a folder: give the folder that holds ca.pem, or a path that does not exist yet (it is created 0700).");
+  return value;
 }

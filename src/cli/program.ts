@@ -1,3 +1,4 @@
+import net from "node:net";
 /** The command line: every command, its options, and how a failure becomes an exit code. Loaded by main.ts. */
 import { type Command, CommanderError, Option } from "commander";
 import { UsageError } from "../util/usage-error.js";
@@ -12,6 +13,8 @@ import { registerExportCommand } from "./har/command.js";
 import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
+import { registerReplayCommand } from "./replay-command.js";
+import { registerMockCommand } from "./mock-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -60,12 +63,14 @@ export function buildProgram(): Command {
     .argument("<files...>", "log files written with --audit-chain, oldest first (rotated: file.2 file.1 file)")
     .description(
       "find edited, forged, removed or reordered records and a cut end in an audit-chained log; " +
-        "exit 0 intact, 1 problems found, 2 a file cannot be read, 3 no audit key (only unkeyed hashes checked)",
+        "exit 0 intact, 1 problems found, 2 a file cannot be read, 3 no audit key (only unkeyed hashes checked), " +
+        "4 intact but no audit state (whether the end was cut could not be checked)",
     )
     .addOption(caDirOption())
     .option("--audit-dir <dir>", "folder of the audit key and states (default: audit/ in the CA folder)")
+    .option("--state <file>", "the audit state to compare the log's end with (a copy carried along with the log); default: found by the log's path or the chain's identity")
     .option("--json", "as JSON")
-    .action(async (files: string[], o: { json?: boolean; caDir: string; auditDir?: string }) =>
+    .action(async (files: string[], o: { json?: boolean; caDir: string; auditDir?: string; state?: string }) =>
       (await import("./verify-log.js")).verifyLogCommand(files, o),
     );
 
@@ -96,6 +101,8 @@ export function buildProgram(): Command {
   registerAnalysisCommands(program);
   registerStdioCommand(program);
   registerUiCommand(program);
+  registerReplayCommand(program);
+  registerMockCommand(program);
   return program;
 }
 
@@ -113,7 +120,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const e = err as NodeJS.ErrnoException;
     if (e.code === "EADDRINUSE" || e.code === "EACCES" || e.code === "EADDRNOTAVAIL") {
-      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n${listenAdvice(e as ListenError)}\n`);
+      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n${await listenAdvice(e as ListenError)}\n`);
       process.exit(1);
     }
     process.stderr.write(`mcp-wiretap: ${e.stack ?? String(err)}\n`);
@@ -121,19 +128,34 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-type ListenError = NodeJS.ErrnoException & { port?: number; address?: string };
+type ListenError = NodeJS.ErrnoException & { port?: number; address?: string; flag?: string };
 
-/** The next step after a failed listen. */
-function listenAdvice(e: ListenError): string {
+/** The next step after a failed listen, naming the option that chose the port and a port that is free now. */
+async function listenAdvice(e: ListenError): Promise<string> {
   const port = typeof e.port === "number" ? e.port : undefined;
+  const flag = e.flag ?? "--port";
   switch (e.code) {
-    case "EADDRINUSE":
-      return port === undefined
-        ? "  the port is in use: pick another one (--port 0 picks any free port)"
-        : `  port ${port} is in use (another mcp-wiretap?): stop what uses it, or pick another port: --port ${port + 1}, or --port 0 for any free port`;
+    case "EADDRINUSE": {
+      if (port === undefined) return `  the port is in use: pick another one (${flag} 0 picks any free port)`;
+      const free = await freePortNear(port, e.address);
+      return `  port ${port} is in use (another mcp-wiretap?): stop what uses it, or pick another port: ${free === null ? "" : `${flag} ${free} (free now), or `}${flag} 0 for any free port`;
+    }
     case "EACCES":
-      return "  this port needs privileges (ports below 1024 on most systems): use --port 8080, or --port 0 for any free port";
+      return `  this port needs privileges (ports below 1024 on most systems): use ${flag} 8080, or ${flag} 0 for any free port`;
     default:
       return `  ${e.address ?? "the --host address"} is not an address of this machine: use --host 127.0.0.1`;
   }
+}
+
+/** The first of the next few ports that can be listened on now, or null. */
+async function freePortNear(port: number, host = "127.0.0.1"): Promise<number | null> {
+  for (let candidate = port + 1; candidate <= Math.min(port + 20, 65535); candidate++) {
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once("error", () => resolve(false));
+      probe.listen(candidate, host, () => probe.close(() => resolve(true)));
+    });
+    if (free) return candidate;
+  }
+  return null;
 }

@@ -1,15 +1,21 @@
 import { Option, type Command } from "commander";
 import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
-import { collect, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
+import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
 
 const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import type { StartOptions } from "./start.js";
+import { POLICY_MODES, type PolicyMode } from "../policy/config.js";
 import { DEFAULT_UI_PORT } from "../ui/server/ui-options.js";
 
+/** `--mode`: overrides the policy file's `mode:` (start, run, stdio). */
+export function modeOption(): Option {
+  return new Option("--mode <mode>", "monitor (record, never block) or enforce (block what the policy denies); default: the policy file's mode:").choices(POLICY_MODES);
+}
+
 export function caDirOption(): Option {
-  return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/");
+  return new Option("--ca-dir <dir>", "folder of the CA (created 0700)").default(DEFAULT_CA_DIR, "the package's certs/").argParser(parseFolder);
 }
 
 /** Where records go: shared by `start`, `run` and `stdio`. */
@@ -61,6 +67,7 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
   cmd
     .option("--keylog <file>", "append TLS key-log lines (NSS format) for both legs, for Wireshark; default $SSLKEYLOGFILE")
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
+    .addOption(modeOption())
     .option("--upstream-ca <file>", "extra trusted root(s) for upstream TLS, PEM; repeatable", collect, [])
     .option("--insecure-upstream", "do not verify upstream certificates (every affected record says so)", false)
     .option("--passthrough <glob>", "tunnel matching hosts without decrypting them; repeatable", collect, [])
@@ -96,6 +103,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     caDir: o.caDir as string,
     logFile: o.logFile as string | undefined,
     config: o.config as string | undefined,
+    ...(o.mode ? { mode: o.mode as PolicyMode } : {}),
     upstreamCa: o.upstreamCa as string[],
     insecureUpstream: o.insecureUpstream as boolean,
     passthrough: o.passthrough as string[],

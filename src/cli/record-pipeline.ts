@@ -2,7 +2,7 @@ import path from "node:path";
 import type { LogSink } from "../log/logger.js";
 import type { PayloadOptions } from "../records/rpc-record.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
-import type { PolicyConfig } from "../policy/config.js";
+import type { PolicyConfig, PolicyMode } from "../policy/config.js";
 import { createPolicy } from "../policy/create-policy.js";
 import { loadPolicyFile } from "../policy/load-config.js";
 import { PinStore } from "../policy/pin-store.js";
@@ -27,9 +27,12 @@ export function loadPolicy(
   warn?: PolicyWarn,
   shared?: Pick<PolicyDeps, "pins" | "rateLimiter"> | null,
   detectors?: ContentDetectors,
+  mode?: PolicyMode,
 ): RecordPipeline {
   const policyFile = path.resolve(config ?? DEFAULT_POLICY_FILE);
-  const policyConfig = loadPolicyFile(policyFile);
+  const loaded = loadPolicyFile(policyFile);
+  // --mode overrides the file's `mode:` (the banner says which one is in force and where it came from).
+  const policyConfig = mode ? { ...loaded, mode } : loaded;
   // With --state (src/state/): pins and rate-limit counters shared by replicas, behind the same interfaces.
   const policy = createPolicy(policyConfig, {
     pins: shared?.pins ?? new PinStore(path.join(pinsDir, "pins.json")),

@@ -1,7 +1,8 @@
+import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
-import { createLogSink } from "../log/logger.js";
+import { createLogSink, type LogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../records/http-record.js";
 import { caWarningRecord, connectPolicyRecord, insecureUpstreamRecord, proxyStartRecord, stopRecord } from "../records/lifecycle-records.js";
@@ -15,10 +16,10 @@ import { formatTarget } from "../proxy/target.js";
 import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { KeyLog } from "../proxy/keylog.js";
 import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy/reverse.js";
-import { banner } from "./banner.js";
+import { banner, cliCommand } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
-import { VERSION } from "./package-info.js";
+import { PACKAGE_ROOT, VERSION } from "./package-info.js";
 import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
@@ -30,6 +31,8 @@ export interface StartOptions {
   caDir: string;
   logFile?: string;
   config?: string;
+  /** Overrides the policy file's mode. */
+  mode?: PolicyMode;
   upstreamCa: string[];
   insecureUpstream: boolean;
   passthrough: string[];
@@ -69,12 +72,20 @@ export interface StartOptions {
   otlp?: OtlpOptions;
   /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
   state?: string;
+  /** The banner on stderr (default true); a replay's proxy has none. */
+  banner?: boolean;
+  /** Members every record carries (a replay's `replayOf`). */
+  recordFields?: Record<string, string>;
+  /** Values removed from every record of every exchange (credentials a replay was given on its command line). */
+  secretValues?: string[];
 }
 
 export class StartError extends UsageError {}
 
 /** Record lines waiting for the OTLP exporter at most; beyond, they are dropped and reported (`record_stream_drops`). */
 const OTLP_FEED_QUEUE = 10_000;
+/** Characters of record lines waiting for the OTLP exporter at most (a peer's huge messages make long lines). */
+const OTLP_FEED_CHARS = 32 * 1024 * 1024;
 
 export interface RunningProxy {
   address: { host: string; port: number; reversePorts: number[] };
@@ -93,7 +104,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const state = opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors);
+  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const roots = upstreamRoots(opts.upstreamCa);
@@ -104,12 +115,17 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
     ...(opts.auditChain ? { auditChain: { dir: path.resolve(opts.auditDir ?? path.join(ca.dir, "audit")) } } : {}),
     onError: opts.onLogError ?? "pass",
+    ...(opts.recordFields ? { recordFields: opts.recordFields } : {}),
   });
   const log = sink.logger;
-  if (state?.problem) log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+  if (state?.problem) {
+    log.warn({ event: "state_unavailable", state: state.where, message: state.problem });
+    // A log file is not where a user looks at start: the warning goes to the terminal as well.
+    if (opts.logFile) process.stderr.write(`mcp-wiretap: WARNING: ${state.where}: ${state.problem}\n`);
+  }
   // Fed from the record stream: spans are made from the records as written, off the traffic's path.
   const otel = otlp ? new (await import("../otel/otlp-exporter.js")).OtlpExporter(otlp, VERSION, (w) => log.warn(w)) : null;
-  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE }) : null;
+  const otelFeed = otel ? sink.records.subscribe((line) => otel.line(line), { name: "otlp", maxQueue: OTLP_FEED_QUEUE, maxQueueChars: OTLP_FEED_CHARS }) : null;
   if (ca.warning) log.warn(caWarningRecord(ca.warning));
   if (opts.insecureUpstream) {
     log.warn(insecureUpstreamRecord());
@@ -121,7 +137,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -166,14 +182,14 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
       ...(keylog ? { keylog: keylog.file } : {}),
     }),
   );
-  process.stderr.write(
+  if (opts.banner !== false) process.stderr.write(
     banner({
       address,
       caCertPath: ca.certPath,
       caCreated: ca.created,
       logTarget: sink.target,
       insecure: opts.insecureUpstream,
-      policy: `${policyFile} (${policyConfig.mode})`,
+      policy: `${policyFile} (${policyConfig.mode}${opts.mode ? ", from --mode" : ""})`,
       reverse: reverseLines,
       ...(opts.clientHint !== false && reverse.length === 0 ? { client: clientHint(address, ca, opts) } : {}),
       ...(ui ? { ui: ui.url } : {}),
@@ -208,6 +224,21 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   };
 }
 
+/** Known credentials, registered with each exchange as it starts: scrubbed by value from its records. */
+function secretValuesAddon(secrets: LogSink["secrets"], values: string[] | undefined): { name: string; requestHeaders(ex: { id: string; request: { headers: Record<string, string | string[] | undefined> } }): void }[] {
+  const list = (values ?? []).filter((v) => v.length > 0);
+  if (list.length === 0) return [];
+  return [
+    {
+      name: "known-secrets",
+      requestHeaders: (ex) => {
+        const session = ex.request.headers["mcp-session-id"];
+        secrets.add(ex.id, typeof session === "string" ? session : null, list);
+      },
+    },
+  ];
+}
+
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {
   // Listening for signals before the banner goes out: a script that stops the proxy as soon as it sees the
@@ -237,7 +268,7 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 /** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
 function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
   const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
-  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined };
+  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined, command: cliCommand(process.env, PACKAGE_ROOT) };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */

@@ -1,12 +1,14 @@
 import { Option, type Command } from "commander";
 import type { OnLogError } from "../log/log-health.js";
 import type { PayloadMode } from "../log/payload.js";
-import { addLogOptions, addPayloadOptions, addUiOptions, caDirOption } from "./proxy-options.js";
+import { addLogOptions, addPayloadOptions, addUiOptions, caDirOption, modeOption } from "./proxy-options.js";
+import type { PolicyMode } from "../policy/config.js";
 
 export interface StdioOptions {
   name?: string;
   caDir: string;
   config?: string;
+  mode?: PolicyMode;
   logFile?: string;
   logMaxSize?: number;
   logKeep?: number;
@@ -28,6 +30,7 @@ export function registerStdioCommand(program: Command): Command {
     .usage("[options] -- <command> [args...]")
     .addOption(new Option("--name <label>", "the server's name in records (server: stdio:LABEL); default: the command's base name"))
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
+    .addOption(modeOption())
     .addOption(caDirOption());
   addLogOptions(cmd);
   addPayloadOptions(cmd);

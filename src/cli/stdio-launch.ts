@@ -36,7 +36,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
     if (err instanceof UsageError) throw err;
     throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));
+  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode);
   const sink = openSink(o, label);
   const log = sink.logger;
   const ui = await startUi(sink, uiPortOf(o));

@@ -1,24 +1,29 @@
 import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { readAuditKey, readChainState, statePathFor, AUDIT_KEY_FILE } from "../log/audit-state.js";
+import { findStateOfChain, readStateCopy } from "../log/audit-state-lookup.js";
 import { verifyChain, type ChainReport } from "../log/audit-verify.js";
 import { symlinkMessage } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** verify-log's exit codes (README: "Checking a log"). A usage error (a file that cannot be read) is 2. */
-export const VERIFY_EXIT = { ok: 0, problems: 1, unkeyed: 3 } as const;
+export const VERIFY_EXIT = { ok: 0, problems: 1, unkeyed: 3, incomplete: 4 } as const;
 
 export interface VerifyLogOptions {
   json?: boolean;
   caDir: string;
   /** Where the audit key and states are; default `<caDir>/audit`. */
   auditDir?: string;
+  /** The audit state to compare the end with (a copy carried along with the log). */
+  state?: string;
 }
 
 /**
  * `mcp-wiretap verify-log FILE…`: checks the chain, the MAC of every record with the audit key, and the
- * end of the log against its audit state. Exit 0: intact and authenticated; 1: a problem was found; 3: no
- * problem found but no key either, so only the unkeyed hashes were checked.
+ * end of the log against its audit state (found by the log's path, else by the chain's identity, or given
+ * with --state). Exit 0: intact, authenticated and ending where its state says; 1: a problem was found; 3:
+ * no problem found but no key either, so only the unkeyed hashes were checked; 4: intact and authenticated,
+ * but no audit state, so whether its end was cut could not be checked.
  */
 export function verifyLogCommand(files: string[], opts: VerifyLogOptions): void {
   const auditDir = path.resolve(opts.auditDir ?? path.join(opts.caDir, "audit"));
@@ -26,9 +31,23 @@ export function verifyLogCommand(files: string[], opts: VerifyLogOptions): void 
   const texts = files.map((name) => ({ name, text: readLog(name) }));
   const report = verifyChain(texts, {
     keys,
-    ...(keys ? { stateLookup: (log: string) => readChainState(statePathFor(auditDir, log), keys) } : {}),
+    ...(keys
+      ? opts.state !== undefined
+        ? { givenState: readStateCopy(opts.state, keys) }
+        : {
+            stateLookup: (log: string) => readChainState(statePathFor(auditDir, log), keys),
+            stateOfChain: (chain: string) => findStateOfChain(auditDir, chain, keys),
+          }
+      : {}),
   });
-  const exit = report.problems.length > 0 ? VERIFY_EXIT.problems : report.authenticated ? VERIFY_EXIT.ok : VERIFY_EXIT.unkeyed;
+  const exit =
+    report.problems.length > 0
+      ? VERIFY_EXIT.problems
+      : !report.authenticated
+        ? VERIFY_EXIT.unkeyed
+        : report.state === "none"
+          ? VERIFY_EXIT.incomplete
+          : VERIFY_EXIT.ok;
   if (opts.json) process.stdout.write(`${JSON.stringify({ ...report, exitCode: exit }, null, 2)}\n`);
   else process.stdout.write(describe(report, files.length, path.join(auditDir, AUDIT_KEY_FILE), keys !== null));
   process.exitCode = exit;
@@ -68,11 +87,14 @@ function describe(report: ChainReport, fileCount: number, keyFile: string, hadKe
       `was checked (${why}): anyone who could write the file could have cut it or rewritten it consistently\n`
     );
   }
-  const state =
-    report.state === "matched"
-      ? `ends where the audit state says (seq ${report.last?.seq})`
-      : report.state === "behind"
-        ? "goes on past the audit state's last checkpoint"
-        : "no audit state to compare the end with";
+  if (report.state === "none") {
+    return (
+      `${notes}INCOMPLETE: ${report.records} records${files}, chain intact, every record authenticated with the audit key; ` +
+      `whether records were cut from the end could not be checked: no audit state (give --state FILE, or --audit-dir ` +
+      `with the states of the machine that wrote it), ${end}\n`
+    );
+  }
+  // "differs" always comes with a problem: matched or behind here.
+  const state = report.state === "matched" ? `ends where the audit state says (seq ${report.last?.seq})` : "goes on past the audit state's last checkpoint";
   return `${notes}ok: ${report.records} records${files}, chain intact, every record authenticated with the audit key, ${state}, ${end}\n`;
 }

@@ -60,6 +60,7 @@ export class AuditChain {
   private seq: number;
   private prev: string;
   private lastPosition: ChainPosition | null;
+  private first: string | null = null;
 
   constructor(
     private readonly next: { write(chunk: string): unknown },
@@ -76,6 +77,11 @@ export class AuditChain {
     return this.lastPosition;
   }
 
+  /** The chain's identity, the hash of its seq-0 record, once this chain has written it (null when continued). */
+  get identity(): string | null {
+    return this.first;
+  }
+
   write(record: string): boolean {
     const body = record.endsWith("\n") ? record.slice(0, -1) : record;
     if (!body.endsWith("}")) {
@@ -87,6 +93,7 @@ export class AuditChain {
     // Advanced before the write: a write that flushes (and rotates) at once sees this record as the last.
     this.prev = lineHash(line);
     this.lastPosition = { seq: this.seq, hash: this.prev };
+    if (this.seq === 0) this.first = this.prev;
     this.seq++;
     this.next.write(`${line}\n`);
     return true;

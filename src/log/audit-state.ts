@@ -4,8 +4,8 @@
  *
  * - `audit.key`: 256 random bits, hex, created 0600 on first use. Whoever can read it can write records
  *   that verify: it is refused, like the CA key, when others could read it.
- * - `<sha256 of the log's absolute path, 16 hex>.state`: one line, the log's path and the seq and hash of
- *   the last record written to it, sealed with the key. Rewritten in place after every write of the log
+ * - `<sha256 of the log's absolute path, 16 hex>.state`: one line, the log's path, the chain's identity (the
+ *   hash of its seq-0 record) and the seq and hash of the last record written to it, sealed with the key. Rewritten in place after every write of the log
  *   (one fixed-size pwrite), so that a cut at the end of the log shows: the log ends before the state.
  *   The next start on the same log continues the chain from it, so a log truncated or deleted while the
  *   proxy was down shows too, at the seam.
@@ -32,6 +32,11 @@ export class AuditSetupError extends UsageError {}
 export interface ChainState extends ChainPosition {
   /** Absolute path of the log file the chain is written to (its newest file when rotated). */
   log: string;
+  /**
+   * The chain's identity: the hash of its seq-0 record. A copy of the log (renamed, archived, on another
+   * machine) finds its state by it. Absent in states written before it was kept.
+   */
+  chain?: string;
   /** ISO 8601 time of the checkpoint. */
   updated: string;
 }
@@ -113,6 +118,11 @@ export function readChainState(file: string, keys: AuditKeys): StateRead {
     if (error instanceof PrivateFileError) return { file, problem: error.message };
     throw error;
   }
+  return parseChainState(text, file, keys);
+}
+
+/** The state in `text` (the content of `file`), checked against its MAC. */
+export function parseChainState(text: string | null, file: string, keys: AuditKeys): StateRead {
   const line = text?.trim();
   if (!line) return null;
   const sealed = unseal(line);
@@ -120,10 +130,12 @@ export function readChainState(file: string, keys: AuditKeys): StateRead {
     return { file, problem: `the audit state ${file} does not match its MAC (edited, or written with another key)` };
   }
   const state = JSON.parse(sealed.unsealed) as Partial<ChainState> & { version?: unknown };
-  if (state.version !== 1 || typeof state.log !== "string" || typeof state.seq !== "number" || typeof state.hash !== "string") {
+  const chainOk = state.chain === undefined || typeof state.chain === "string";
+  if (state.version !== 1 || typeof state.log !== "string" || typeof state.seq !== "number" || typeof state.hash !== "string" || !chainOk) {
     return { file, problem: `the audit state ${file} is not in a format this version knows` };
   }
-  return { file, state: { log: state.log, seq: state.seq, hash: state.hash, updated: String(state.updated) } };
+  const chain = state.chain === undefined ? {} : { chain: state.chain };
+  return { file, state: { log: state.log, ...chain, seq: state.seq, hash: state.hash, updated: String(state.updated) } };
 }
 
 function sameMac(a: string, b: string): boolean {
@@ -141,14 +153,19 @@ export class ChainStateWriter {
     readonly file: string,
     private readonly log: string,
     private readonly keys: AuditKeys,
+    /** The chain's identity; null until its seq-0 record is saved (a new chain), or when not known. */
+    private chain: string | null = null,
   ) {
     this.fd = openPrivateWrite(file, "The audit state");
-    const longest = this.line({ seq: Number.MAX_SAFE_INTEGER, hash: `sha256:${"f".repeat(64)}` }, new Date(8.64e15 - 1));
+    const longestHash = `sha256:${"f".repeat(64)}`;
+    const longest = this.line({ seq: Number.MAX_SAFE_INTEGER, hash: longestHash }, new Date(8.64e15 - 1), longestHash);
     this.size = Math.ceil((Buffer.byteLength(longest) + 1) / 512) * 512;
   }
 
-  save(position: ChainPosition): void {
+  /** `identity`: the chain's, once its seq-0 record is written (a new chain). */
+  save(position: ChainPosition, identity: string | null = null): void {
     if (this.closed) return;
+    this.chain ??= identity;
     const line = this.line(position, new Date());
     const bytes = Buffer.alloc(this.size, " ");
     bytes.write(line);
@@ -164,8 +181,9 @@ export class ChainStateWriter {
     closeSync(this.fd);
   }
 
-  private line(position: ChainPosition, at: Date): string {
-    return seal(JSON.stringify({ version: 1, log: this.log, seq: position.seq, hash: position.hash, updated: at.toISOString() }), this.keys.state);
+  private line(position: ChainPosition, at: Date, identity = this.chain): string {
+    const chain = identity === null ? {} : { chain: identity };
+    return seal(JSON.stringify({ version: 1, log: this.log, ...chain, seq: position.seq, hash: position.hash, updated: at.toISOString() }), this.keys.state);
   }
 }
 
@@ -181,13 +199,16 @@ export function prepareAuditChain(dir: string, logFile: string | null): { keys: 
       `${sentence(previous.problem)} Check the log with \`mcp-wiretap verify-log\`; to start a new chain, move ${shellQuote(statePath)} away.`,
     );
   }
-  let from = previous && previous.state.log === log ? { seq: previous.state.seq, hash: previous.state.hash } : null;
+  const continued = previous && previous.state.log === log ? previous.state : null;
+  let from = continued ? { seq: continued.seq, hash: continued.hash } : null;
   // Records written after the last checkpoint (the proxy was killed between the two): go on after them
   // rather than number the next records again. Only a record sealed with our key is taken.
   const tail = sealedLastRecord(log, keys);
   if (tail && from && tail.seq > from.seq) from = tail;
   try {
-    return { keys, from, state: new ChainStateWriter(statePath, log, keys) };
+    // A chain continued from a state written before the identity was kept: its seq-0 record, if this file holds it.
+    const chain = continued ? (continued.chain ?? sealedFirstRecord(log, keys)) : null;
+    return { keys, from, state: new ChainStateWriter(statePath, log, keys, chain) };
   } catch (error) {
     if (error instanceof UsageError) throw new AuditSetupError(error.message);
     throw error;
@@ -202,9 +223,35 @@ function sentence(text: string): string {
 
 /** Largest last line read back at start; past it the chain goes on from the state alone. */
 const MAX_TAIL_BYTES = 64 * 1024 * 1024;
+/** The first record is a `start` record of a few KiB. */
+const MAX_FIRST_RECORD_BYTES = 1024 * 1024;
 
 /** The position of the log's last line, if it is a whole record sealed with `keys`. */
 function sealedLastRecord(log: string, keys: AuditKeys): ChainPosition | null {
+  return sealedLine(log, keys, (fd, size) => {
+    const length = Math.min(size, MAX_TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    if (tail[length - 1] !== 0x0a) return null; // cut mid-record
+    const start = tail.lastIndexOf(0x0a, length - 2) + 1;
+    if (start === 0 && length < size) return null;
+    return tail.subarray(start, length - 1).toString("utf8");
+  });
+}
+
+/** The hash of the log's first line, if it is the seq-0 record of a chain sealed with `keys`. */
+function sealedFirstRecord(log: string, keys: AuditKeys): string | null {
+  const first = sealedLine(log, keys, (fd, size) => {
+    const head = Buffer.alloc(Math.min(size, MAX_FIRST_RECORD_BYTES));
+    const read = readSync(fd, head, 0, head.length, 0);
+    const end = head.subarray(0, read).indexOf(0x0a);
+    return end < 0 ? null : head.subarray(0, end).toString("utf8");
+  });
+  return first?.seq === 0 ? first.hash : null;
+}
+
+/** The line `pick` reads from the log (never through a link), if it is a whole record sealed with `keys`. */
+function sealedLine(log: string, keys: AuditKeys, pick: (fd: number, size: number) => string | null): ChainPosition | null {
   let fd: number;
   try {
     fd = openSync(log, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -214,13 +261,8 @@ function sealedLastRecord(log: string, keys: AuditKeys): ChainPosition | null {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size === 0) return null;
-    const length = Math.min(stats.size, MAX_TAIL_BYTES);
-    const tail = Buffer.alloc(length);
-    readSync(fd, tail, 0, length, stats.size - length);
-    if (tail[length - 1] !== 0x0a) return null; // cut mid-record
-    const start = tail.lastIndexOf(0x0a, length - 2) + 1;
-    if (start === 0 && length < stats.size) return null;
-    const line = tail.subarray(start, length - 1).toString("utf8");
+    const line = pick(fd, stats.size);
+    if (line === null) return null;
     const sealed = unseal(line);
     if (!sealed || !sameMac(sealed.mac, macOf(sealed.unsealed, keys.records))) return null;
     const seq = (JSON.parse(line) as { seq?: unknown }).seq;

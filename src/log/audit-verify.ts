@@ -35,6 +35,10 @@ export interface VerifyOptions {
   keys: AuditKeys | null;
   /** The audit state of a log, by its absolute path. */
   stateLookup?: (log: string) => StateRead;
+  /** The audit state of a chain, by its identity (the hash of its seq-0 record): for a log moved or copied. */
+  stateOfChain?: (chain: string) => StateRead;
+  /** The audit state to compare with, given by hand (`--state`): no lookup. */
+  givenState?: StateRead;
 }
 
 interface Last {
@@ -53,6 +57,8 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
   let records = 0;
   let lastEvent: unknown = null;
   let last: Last | null = null;
+  /** The chain's identity: the hash of its seq-0 record, when the first file starts with it. */
+  let chain: string | null = null;
   for (const { name, text } of files) {
     const lines = text.split("\n");
     if (lines.at(-1) === "") lines.pop();
@@ -79,6 +85,7 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
         }
       }
       problems.push(...chainProblems(name, index, record, seq, prevLine, prevSeq));
+      if (prevLine === null && seq === 0) chain = lineHash(line);
       if (seq !== null) last = { ...at, seq, hash: lineHash(line) };
       prevLine = line;
       prevSeq = seq ?? prevSeq;
@@ -100,7 +107,7 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
     problems.push(...macProblems);
   }
   problems.sort((a, b) => files.findIndex((f) => f.name === a.file) - files.findIndex((f) => f.name === b.file) || a.line - b.line);
-  const state = opts.keys && opts.stateLookup ? compareWithState(files, last, opts.stateLookup, problems, notes) : "none";
+  const state = opts.keys ? compareWithState(files, last, chain, opts, problems, notes) : "none";
   const lastFound = last as Last | null;
   return {
     records,
@@ -141,19 +148,34 @@ function chainProblems(
   return [];
 }
 
-/** The newest file given, or the log it was rotated from (`file.1` → `file`), has an audit state. */
+/**
+ * The audit state of the log: the one given (`--state`); else the state of the newest file given, or of the
+ * log it was rotated from (`file.1` → `file`); else, for a log renamed, archived or copied, the state that
+ * names the chain's identity. A state of another chain says nothing about this one.
+ */
+function findState(files: readonly { name: string }[], chain: string | null, opts: VerifyOptions, notes: string[]): { found: StateRead; byPath: boolean } {
+  if (opts.givenState !== undefined) return { found: opts.givenState, byPath: false };
+  const given = path.resolve(files.at(-1)!.name);
+  let found = [given, given.replace(/\.\d+$/, "")].map((log) => opts.stateLookup?.(log) ?? null).find((read) => read !== null) ?? null;
+  if (found && "state" in found && chain !== null && found.state.chain !== undefined && found.state.chain !== chain) found = null;
+  if (found !== null) return { found, byPath: true };
+  found = chain !== null && opts.stateOfChain ? opts.stateOfChain(chain) : null;
+  if (found && "state" in found) notes.push(`audit state found by the chain's identity: ${found.file} (written for ${found.state.log})`);
+  return { found, byPath: false };
+}
+
 function compareWithState(
   files: readonly { name: string }[],
   last: Last | null,
-  lookup: (log: string) => StateRead,
+  chain: string | null,
+  opts: VerifyOptions,
   problems: ChainProblem[],
   notes: string[],
 ): ChainReport["state"] {
   const newest = files.at(-1);
   if (!newest) return "none";
   const given = path.resolve(newest.name);
-  const candidates = [given, given.replace(/\.\d+$/, "")];
-  const found = candidates.map(lookup).find((read) => read !== null) ?? null;
+  const { found, byPath } = findState(files, chain, opts, notes);
   if (found === null) {
     notes.push(`no audit state for ${given}: whether records were cut from the end could not be checked`);
     return "none";
@@ -164,13 +186,18 @@ function compareWithState(
     return "differs";
   }
   const { state } = found;
-  if (state.log !== given) {
+  if (chain !== null && state.chain !== undefined && state.chain !== chain) {
+    problems.push({ ...end, problem: `${found.file} is the state of another chain (its first record differs): it cannot say where this log ends` });
+    return "differs";
+  }
+  if (byPath && state.log !== given) {
     problems.push({ ...end, problem: `missing file: the audit state says the chain goes on to seq ${state.seq} in ${state.log}, which was not given (give it last)` });
     return "differs";
   }
   if (last === null || last.seq < state.seq) {
     const after = last === null ? "the log has no records" : `truncated after seq ${last.seq}`;
-    problems.push({ ...end, problem: `${after}: the audit state says the chain reached seq ${state.seq}` });
+    const where = byPath ? "" : ` (written as ${state.log}: if files rotated after this one were not given, give them, newest last)`;
+    problems.push({ ...end, problem: `${after}: the audit state says the chain reached seq ${state.seq}${where}` });
     return "differs";
   }
   if (last.seq === state.seq && last.hash !== state.hash) {

@@ -45,6 +45,8 @@ export interface LogFileOptions {
    */
   auditChain?: { dir: string };
   onError?: OnLogError;
+  /** Members every record of this sink carries (a replay's `replayOf`), written right after `time`. */
+  recordFields?: Record<string, string>;
 }
 
 export class LogFileError extends UsageError {}
@@ -59,7 +61,7 @@ const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 export function createLogSink(opts: LogFileOptions = {}): LogSink {
   const secrets = new ExchangeSecrets();
   const options: pino.LoggerOptions = {
-    base: undefined,
+    base: opts.recordFields ?? undefined,
     timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
     messageKey: "msg",
@@ -81,7 +83,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     const last = chain?.last;
     if (!audit?.state || !last || last.seq === saved) return;
     saved = last.seq;
-    audit.state.save(last);
+    audit.state.save(last, chain?.identity ?? null);
   };
   let base: ReturnType<typeof writerDestination> | { stream: pino.DestinationStream; flush: () => Promise<void>; describe: string; file: null };
   try {

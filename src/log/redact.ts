@@ -8,9 +8,9 @@
  * its request) and JSON members named `code` (JSON-RPC error codes).
  */
 
-export { isSecretMemberName, REDACTED } from "./redact/names.js";
+export { isSecretMemberName, isSecretParamName, REDACTED } from "./redact/names.js";
 export { headerCredentials, redactHeaders } from "./redact/headers.js";
 export { maskAtPointers, redactBody } from "./redact/json-body.js";
-export { queryCredentials, redactFormBody, redactUrlQuery, redactUserinfo } from "./redact/query.js";
+export { decodeParamName, queryCredentials, redactFormBody, redactUrlQuery, redactUserinfo } from "./redact/query.js";
 export { redactText } from "./redact/text.js";
 export { longestFirst, MIN_SCRUBBED_CHARS, scrubValues } from "./redact/scrub.js";

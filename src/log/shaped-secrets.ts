@@ -1,10 +1,11 @@
 import { rememberingClean } from "../detectors/clean-texts.js";
 import { secretsScanner } from "../detectors/secrets.js";
+import { redactedAs } from "./redact/label.js";
 
 /** Shorter than any credential shape the detector knows (a Slack token is 15 characters at least). */
 const MIN_SHAPED_CHARS = 12;
 
-/** `value` as a record carries it: `[redacted: <type>]` when the detector recognises a secret by its shape (or its member's name). */
+/** `value` as a record carries it: `[redacted: <type>, …]` (every kind found) when the detector recognises a secret by its shape (or its member's name). */
 export function maskShapedText(value: string, memberName?: string): string {
   return masked(secretsScanner.scanText(value, { kind: "value", memberName }), value);
 }
@@ -19,6 +20,5 @@ export function maskShapedTextOnce(value: string, memberName?: string): string {
 }
 
 function masked(findings: readonly { type: string }[], value: string): string {
-  const found = findings[0];
-  return found ? `[redacted: ${found.type}]` : value;
+  return findings.length > 0 ? redactedAs(findings.map((f) => f.type)) : value;
 }

@@ -9,6 +9,12 @@ import type { Judged, RpcEvent } from "./rpc-event.js";
 
 /** The rule a message that cannot be read unambiguously is recorded under (deny in enforce mode, flag in monitor). */
 export const UNREADABLE_RULE = "unreadable";
+/**
+ * The rule an answer to no request is recorded under on stdio (deny in enforce mode: dropped; flag in monitor):
+ * the proxy sees a launch from its first byte, so such an answer is a duplicate, or the result of a call some
+ * reader read and the proxy did not (how a smuggled call's result came back).
+ */
+export const UNMATCHED_ANSWER_RULE = "unmatched-answer";
 /** The rule a message whose judgement failed is recorded under: enforce mode denies it (fails closed), monitor mode flags it. */
 export const JUDGEMENT_FAILED_RULE = "judgement-failed";
 
@@ -37,6 +43,11 @@ export function policyError(id: RequestId | null, decision: Decision): Record<st
       data: { rules: denying.map((r) => ({ name: r.name, ...(r.reason ? { reason: r.reason } : {}) })) },
     },
   };
+}
+
+/** An answer denied for answering no request: dropped, since no one waits for an error in its place. */
+export function answersNothing(decision: Decision): boolean {
+  return decision.rules.some((r) => r.name === UNMATCHED_ANSWER_RULE && r.action === "deny");
 }
 
 export function isEnforcedDeny(j: Judged): boolean {
@@ -69,6 +80,7 @@ export function withoutDeniedTools(e: RpcEvent, decision: Decision): { message: 
 
 /** The message to send in place of a denied server→client one; null: drop it. */
 export function replacementForServerMessage({ event: e, decision }: Judged, removeDeniedTools: boolean): Record<string, unknown> | null {
+  if (answersNothing(decision)) return null;
   if (e.kind === "response" && removeDeniedTools) {
     const trimmed = withoutDeniedTools(e, decision);
     if (trimmed) return trimmed.message;
@@ -93,7 +105,7 @@ export function sseEvent(message: unknown, id?: string): Buffer {
  * U+2028, U+2029 and NEL in a server-chosen text (an id, a kept tool's description) would otherwise break the
  * line for a reader that splits as httpx does, and under a single-byte label a byte of a UTF-8 sequence may too.
  */
-function asciiJson(message: unknown): string {
+export function asciiJson(message: unknown): string {
   return JSON.stringify(message).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

@@ -4,7 +4,11 @@
  * spans. A request record opens a span; its response, error or `unanswered` record closes it; progress
  * notifications become span events. Nothing here talks to the SDK (see sdk-spans.ts).
  */
+import { createHash } from "node:crypto";
 import { redactUrlQuery } from "../log/redact.js";
+import { ownString } from "../util/own-string.js";
+import { methodForMetrics } from "./mcp-methods.js";
+import { eventBytes, spanBytes } from "./span-budget.js";
 
 export type Attributes = Record<string, string | number | boolean | string[]>;
 
@@ -31,33 +35,48 @@ export interface SpanOptions {
   payloads: boolean;
   /** Open requests remembered at most; the oldest is closed as `evicted` beyond. */
   maxOpen?: number;
+  /** Estimated bytes of the open requests' spans at most; the oldest are closed as `evicted` beyond. */
+  maxOpenBytes?: number;
 }
 
 type Rec = Record<string, unknown>;
 interface Open {
   span: McpSpan;
   decision: Rec | undefined;
+  /** What the span and its key hold, estimated (spanBytes). */
+  bytes: number;
 }
 
 const DEFAULT_MAX_OPEN = 10_000;
+const DEFAULT_MAX_OPEN_BYTES = 32 * 1024 * 1024;
 const MAX_EVENTS_PER_SPAN = 128;
 /** Attribute strings beyond this are cut: span size stays bounded whatever a peer sends. */
 const MAX_ATTRIBUTE_CHARS = 8_192;
+/** Identifiers (method, id, session, tool and prompt names, protocol version) are cut shorter. */
+const MAX_NAME_CHARS = 256;
 
 /** Pairs requests with what ends them; feed it records in log order. */
 export class McpSpanBuilder {
   private readonly open = new Map<string, Open>();
   private readonly maxOpen: number;
+  private readonly maxOpenBytes: number;
+  private bytes = 0;
 
   constructor(
     private readonly opts: SpanOptions,
     private readonly emit: (span: McpSpan) => void,
   ) {
     this.maxOpen = opts.maxOpen ?? DEFAULT_MAX_OPEN;
+    this.maxOpenBytes = opts.maxOpenBytes ?? DEFAULT_MAX_OPEN_BYTES;
   }
 
   get openRequests(): number {
     return this.open.size;
+  }
+
+  /** Estimated bytes the open requests' spans hold. */
+  get openBytes(): number {
+    return this.bytes;
   }
 
   record(r: Rec): void {
@@ -68,9 +87,14 @@ export class McpSpanBuilder {
   /** Ends every open span (at stop, or at the end of an offline log). */
   closeAll(timeMs: number, reason: string): void {
     for (const [key, entry] of this.open) {
-      this.open.delete(key);
+      this.forget(key, entry);
       this.finish(entry, timeMs, { type: "unanswered", message: reason }, undefined);
     }
+  }
+
+  private forget(key: string, entry: Open): void {
+    this.open.delete(key);
+    this.bytes -= entry.bytes;
   }
 
   private rpc(r: Rec): void {
@@ -80,10 +104,11 @@ export class McpSpanBuilder {
       const key = requestKey(r, r.direction);
       const previous = this.open.get(key);
       if (previous) {
-        this.open.delete(key);
+        this.forget(key, previous);
         this.finish(previous, time, { type: "unanswered", message: "id_reused" }, undefined);
       }
-      const entry: Open = { span: requestSpan(r, time, this.opts), decision: asRecord(r.decision) };
+      const span = requestSpan(r, time, this.opts);
+      const entry: Open = { span, decision: asRecord(r.decision), bytes: spanBytes(span) + key.length };
       const decision = asRecord(r.decision);
       // Enforce mode answered it itself: nothing more will come from the server.
       if (decision?.enforced === true && decision.action === "deny") {
@@ -91,11 +116,8 @@ export class McpSpanBuilder {
         return;
       }
       this.open.set(key, entry);
-      if (this.open.size > this.maxOpen) {
-        const [oldKey, oldest] = this.open.entries().next().value as [string, Open];
-        this.open.delete(oldKey);
-        this.finish(oldest, time, { type: "unanswered", message: "evicted" }, undefined);
-      }
+      this.bytes += entry.bytes;
+      this.evictBeyondBounds(time);
       return;
     }
     if ((kind === "response" || kind === "error" || kind === "unanswered") && validId(r.id)) {
@@ -103,7 +125,7 @@ export class McpSpanBuilder {
       const key = requestKey(r, requestDirection);
       const entry = this.open.get(key);
       if (!entry) return;
-      this.open.delete(key);
+      this.forget(key, entry);
       this.finish(entry, time, endError(r), r);
       return;
     }
@@ -116,7 +138,21 @@ export class McpSpanBuilder {
       const attributes: Attributes = {};
       for (const field of ["progress", "total"] as const) if (typeof params?.[field] === "number") attributes[`mcp.progress.${field}`] = params[field];
       if (this.opts.payloads && typeof params?.message === "string") attributes["mcp.progress.message"] = cut(params.message);
-      entry.span.events.push({ name: "notifications/progress", timeMs: time, attributes });
+      const event = { name: "notifications/progress", timeMs: time, attributes };
+      entry.span.events.push(event);
+      const added = eventBytes(event);
+      entry.bytes += added;
+      this.bytes += added;
+      this.evictBeyondBounds(time);
+    }
+  }
+
+  /** The oldest open requests end as `evicted` while there are too many, or they hold too many bytes. */
+  private evictBeyondBounds(time: number): void {
+    while (this.open.size > this.maxOpen || (this.bytes > this.maxOpenBytes && this.open.size > 0)) {
+      const [oldKey, oldest] = this.open.entries().next().value as [string, Open];
+      this.forget(oldKey, oldest);
+      this.finish(oldest, time, { type: "unanswered", message: "evicted" }, undefined);
     }
   }
 
@@ -143,47 +179,54 @@ export function decisionCounts(r: Rec): DecisionCount[] {
   return (names.length > 0 ? names : ["none"]).map((rule) => ({ action: decision.action as string, rule }));
 }
 
-/** Attributes of the duration histogram for a finished span (low cardinality only). */
+/**
+ * Attributes of the duration histogram for a finished span (low cardinality only): the SDK keeps every
+ * attribute set for the process's life (up to 2,000 per metric), so the method is one of the MCP methods
+ * or `other`, and the names a server chooses are cut.
+ */
 export function durationAttributes(span: McpSpan): Attributes {
   const out: Attributes = {};
-  for (const key of ["mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name", "error.type", "mcp.protocol.version", "network.transport"]) {
+  for (const key of ["gen_ai.tool.name", "gen_ai.prompt.name", "error.type", "mcp.protocol.version", "network.transport"]) {
     const v = span.attributes[key];
     if (v !== undefined) out[key] = v;
   }
+  const method = span.attributes["mcp.method.name"];
+  if (typeof method === "string") out["mcp.method.name"] = methodForMetrics(method);
   return out;
 }
 
 function requestSpan(r: Rec, time: number, opts: SpanOptions): McpSpan {
-  const method = typeof r.method === "string" ? r.method : "unknown";
+  const method = typeof r.method === "string" ? cutName(r.method) : "unknown";
   const params = asRecord(r.params);
-  const a: Attributes = { "mcp.method.name": method, "jsonrpc.request.id": String(r.id) };
+  const a: Attributes = { "mcp.method.name": method, "jsonrpc.request.id": cutName(String(r.id)) };
   // The conventions' value for stdio is `pipe`; every other transport is HTTP over TCP.
   if (r.transport === "stdio") a["network.transport"] = "pipe";
   else Object.assign(a, { "network.transport": "tcp", "network.protocol.name": "http" });
   let target: string | undefined;
   if (method === "tools/call" && typeof r.tool === "string") {
-    target = a["gen_ai.tool.name"] = cut(r.tool);
+    target = a["gen_ai.tool.name"] = cutName(r.tool);
     a["gen_ai.operation.name"] = "execute_tool";
   }
-  if (method === "prompts/get" && typeof params?.name === "string") target = a["gen_ai.prompt.name"] = cut(params.name);
+  if (method === "prompts/get" && typeof params?.name === "string") target = a["gen_ai.prompt.name"] = cutName(params.name);
   if (method.startsWith("resources/") && typeof params?.uri === "string") a["mcp.resource.uri"] = cut(redactUrlQuery(params.uri));
-  if (typeof r.session === "string") a["mcp.session.id"] = cut(r.session);
-  if (typeof r.protocolVersion === "string") a["mcp.protocol.version"] = r.protocolVersion;
+  if (typeof r.session === "string") a["mcp.session.id"] = cutName(r.session);
+  if (typeof r.protocolVersion === "string") a["mcp.protocol.version"] = cutName(r.protocolVersion);
   const server = splitServer(r.server);
   if (server) {
-    a["server.address"] = server.address;
+    a["server.address"] = cutName(server.address);
     a["server.port"] = server.port;
   }
   const client = splitServer(r.client);
   if (client) {
-    a["client.address"] = client.address;
+    a["client.address"] = cutName(client.address);
     a["client.port"] = client.port;
   }
-  if (typeof r.transport === "string") a["mcp_wiretap.transport"] = r.transport;
-  if (typeof r.flow === "string") a["mcp_wiretap.flow"] = r.flow;
+  if (typeof r.transport === "string") a["mcp_wiretap.transport"] = cutName(r.transport);
+  if (typeof r.flow === "string") a["mcp_wiretap.flow"] = cutName(r.flow);
   if (r.direction === "server_to_client") a["mcp_wiretap.direction"] = "server_to_client";
   if (opts.payloads && params && "arguments" in params) a["gen_ai.tool.call.arguments"] = cut(JSON.stringify(params.arguments));
-  const parent = typeof r.traceparent === "string" ? { traceparent: r.traceparent, ...(typeof r.tracestate === "string" ? { tracestate: r.tracestate } : {}) } : null;
+  // The W3C propagator reads a valid traceparent (55 characters) and at most 32 tracestate members.
+  const parent = typeof r.traceparent === "string" ? { traceparent: cutName(r.traceparent), ...(typeof r.tracestate === "string" ? { tracestate: cut(r.tracestate) } : {}) } : null;
   return { name: target === undefined ? method : `${method} ${target}`, startMs: time, endMs: time, attributes: a, error: null, events: [], parent };
 }
 
@@ -193,7 +236,7 @@ function endError(r: Rec): McpSpan["error"] {
     const code = typeof error?.code === "number" && Number.isInteger(error.code) ? String(error.code) : "_OTHER";
     return { type: code, message: typeof error?.message === "string" ? cut(error.message) : "JSON-RPC error" };
   }
-  if (r.kind === "unanswered") return { type: "unanswered", message: typeof r.reason === "string" ? r.reason : "unanswered" };
+  if (r.kind === "unanswered") return { type: "unanswered", message: typeof r.reason === "string" ? cut(r.reason) : "unanswered" };
   if (r.isError === true) return { type: "tool_error", message: "the tool reported an error (isError: true)" };
   return null;
 }
@@ -224,8 +267,13 @@ function ruleNames(decision: Rec): string[] {
 
 /** Requests are told apart by session (responses may come on another exchange: legacy SSE, GET stream), else by exchange. */
 function requestKey(r: Rec, direction: unknown): string {
-  const scope = typeof r.session === "string" ? `s:${r.session}` : `f:${String(r.flow)}`;
-  return `${String(r.server)}\u0000${scope}\u0000${String(direction)}\u0000${typeof r.id}:${String(r.id)}`;
+  const scope = typeof r.session === "string" ? `s:${keyPart(r.session)}` : `f:${keyPart(String(r.flow))}`;
+  return `${keyPart(String(r.server))}\u0000${scope}\u0000${String(direction)}\u0000${typeof r.id}:${keyPart(String(r.id))}`;
+}
+
+/** A long part of a key (an id, a session a peer chose) by its digest: two ids alike up to a cut stay apart. */
+function keyPart(value: string): string {
+  return value.length <= MAX_NAME_CHARS ? value : `#${createHash("sha256").update(value).digest("base64")}`;
 }
 
 function opposite(direction: unknown): string {
@@ -262,5 +310,18 @@ function stringOr(s: string, fallback: string): string {
 }
 
 function cut(s: string): string {
-  return s.length > MAX_ATTRIBUTE_CHARS ? `${s.slice(0, MAX_ATTRIBUTE_CHARS)}…` : s;
+  return s.length > MAX_ATTRIBUTE_CHARS ? `${detachedPrefix(s, MAX_ATTRIBUTE_CHARS)}…` : s;
+}
+
+function cutName(s: string): string {
+  return s.length > MAX_NAME_CHARS ? `${detachedPrefix(s, MAX_NAME_CHARS)}…` : s;
+}
+
+/**
+ * The first `chars` characters as a string of their own (ownString): spans and metric attribute sets (kept
+ * for the process's life) must not hold the megabytes a peer sent. A surrogate pair is not split.
+ */
+function detachedPrefix(s: string, chars: number): string {
+  const end = /[\uD800-\uDBFF]/.test(s.charAt(chars - 1)) ? chars - 1 : chars;
+  return ownString(s.slice(0, end));
 }

@@ -13,6 +13,7 @@ import { McpSpanBuilder, decisionCounts } from "./mcp-spans.js";
 import { countDecisions, emitSpan, mcpInstruments, recordDuration } from "./sdk-spans.js";
 import { serviceResource } from "./otlp-exporter.js";
 import { parseRecord } from "../saved-logs/parse-record.js";
+import { escapeLine } from "../log/escape-line.js";
 import { FileReadError, inputLines } from "../saved-logs/follow.js";
 
 const SPANS_PER_LINE = 1_000;
@@ -87,7 +88,8 @@ export async function exportOtlpCommand(files: string[], o: OtlpExportOptions, v
   const { resourceMetrics } = await reader.collect();
   if (resourceMetrics.scopeMetrics.some((s) => s.metrics.length > 0)) lines.push(decoder.decode(JsonMetricsSerializer.serializeRequest(resourceMetrics)));
   await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
-  const text = lines.map((l) => `${l}\n`).join("");
+  // Format controls from record strings written `\uXXXX`, as the log writes them.
+  const text = lines.map((l) => `${escapeLine(l)}\n`).join("");
   if (o.otlp === "-") {
     io.stdout.write(text);
     return 0;

@@ -15,11 +15,14 @@ import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/export
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { redactUrlQuery, redactUserinfo } from "../log/redact.js";
 import { McpSpanBuilder, decisionCounts } from "./mcp-spans.js";
+import { SpanBudget, spanBytes } from "./span-budget.js";
 import { countDecisions, emitSpan, mcpInstruments, recordDuration } from "./sdk-spans.js";
 import type { OtlpSettings } from "./otlp-config.js";
 
 /** Spans waiting for export at most; beyond, new ones are dropped (and counted). */
 const MAX_QUEUE = 4_096;
+/** Estimated bytes of the spans waiting for export (or being sent) at most; beyond, new ones are dropped. */
+const MAX_QUEUE_BYTES = 16 * 1024 * 1024;
 const BATCH = 512;
 const BATCH_DELAY_MS = 1_000;
 /** A collector that does not answer within this costs one batch, not a stuck exporter. */
@@ -53,17 +56,26 @@ export function serviceResource(version: string): Resource {
     .merge(detectResources({ detectors: [envDetector] }));
 }
 
-/** Counts what reaches the exporter and how each export ends. */
+export interface ExporterLimits {
+  /** Estimated bytes of spans held for export at most (default 16 MiB). */
+  maxQueueBytes?: number;
+}
+
+/** Counts what reaches the exporter and how each export ends; releases the spans from the budget. */
 class CountingExporter implements SpanExporter {
   handed = 0;
   exported = 0;
   failed = 0;
-  constructor(private readonly inner: SpanExporter) {}
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly budget: SpanBudget,
+  ) {}
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.handed += spans.length;
     this.inner.export(spans, (result) => {
       if (result.code === ExportResultCode.SUCCESS) this.exported += spans.length;
       else this.failed += spans.length;
+      for (const span of spans) this.budget.release(span.spanContext().spanId);
       done(result);
     });
   }
@@ -80,7 +92,10 @@ export class OtlpExporter {
   private readonly meterProvider: MeterProvider;
   private readonly builder: McpSpanBuilder;
   private readonly counting: CountingExporter;
+  private readonly budget: SpanBudget;
   private spans = 0;
+  /** Spans handed to the SDK (the others did not fit the budget). */
+  private emitted = 0;
   private lastReport = { at: 0, failed: 0, dropped: 0 };
   private readonly endpoint: string;
   private readonly maxQueue: number;
@@ -89,16 +104,18 @@ export class OtlpExporter {
     settings: OtlpSettings,
     version: string,
     private readonly warn: (w: OtlpWarning) => void,
+    limits: ExporterLimits = {},
   ) {
     // The URL may carry credentials (userinfo, a token in the query): never in a record.
     this.maxQueue = envInt("OTEL_BSP_MAX_QUEUE_SIZE") ?? MAX_QUEUE;
+    this.budget = new SpanBudget(this.maxQueue, limits.maxQueueBytes ?? MAX_QUEUE_BYTES);
     this.endpoint = settings.tracesUrl ? redactUserinfo(redactUrlQuery(settings.tracesUrl)) : "(from OTEL_EXPORTER_OTLP_* variables)";
     const resource = serviceResource(version);
     const common = { headers: { ...settings.headers }, timeoutMillis: EXPORT_TIMEOUT_MS };
     const json = settings.protocol === "http/json";
     const traceConfig = { ...common, ...(settings.tracesUrl ? { url: settings.tracesUrl } : {}) };
     const metricConfig = { ...common, ...(settings.metricsUrl ? { url: settings.metricsUrl } : {}) };
-    this.counting = new CountingExporter(json ? new JsonTraceExporter(traceConfig) : new ProtoTraceExporter(traceConfig));
+    this.counting = new CountingExporter(json ? new JsonTraceExporter(traceConfig) : new ProtoTraceExporter(traceConfig), this.budget);
     const metricExporter: PushMetricExporter = json ? new JsonMetricExporter(metricConfig) : new ProtoMetricExporter(metricConfig);
     this.tracerProvider = new BasicTracerProvider({
       resource,
@@ -120,8 +137,11 @@ export class OtlpExporter {
     const instruments = mcpInstruments(this.meterProvider.getMeter("mcp-wiretap", version));
     this.builder = new McpSpanBuilder({ payloads: settings.payloads }, (span) => {
       this.spans++;
-      emitSpan(tracer, span);
       recordDuration(instruments, span);
+      const bytes = spanBytes(span);
+      if (!this.budget.fits(bytes)) return;
+      this.emitted++;
+      this.budget.hold(emitSpan(tracer, span), bytes);
     });
     this.countDecisions = (r) => countDecisions(instruments, decisionCounts(r));
   }
@@ -153,12 +173,13 @@ export class OtlpExporter {
 
   counts(): OtlpCounts {
     const c = this.counting;
-    return { spans: this.spans, exported: c.exported, failed: c.failed, dropped: Math.max(0, this.spans - c.handed - this.queued()) };
+    // The budget keeps the processor's queue from ever overflowing: what it did not take was dropped here.
+    return { spans: this.spans, exported: c.exported, failed: c.failed, dropped: this.spans - this.emitted };
   }
 
-  /** Spans ended but not yet handed to the exporter (at most the queue size). */
-  private queued(): number {
-    return Math.min(this.maxQueue, Math.max(0, this.spans - this.counting.handed));
+  /** Spans held for export (queued, or in the batch being sent) and their estimated bytes. */
+  queue(): { spans: number; bytes: number } {
+    return { spans: this.budget.spans, bytes: this.budget.bytes };
   }
 
   /** A warning at most every 10 s while spans fail or are dropped, and one at stop if any were. */

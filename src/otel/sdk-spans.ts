@@ -17,12 +17,13 @@ export function parentContext(parent: McpSpan["parent"]): Context {
   return propagator.extract(ROOT_CONTEXT, { ...parent }, carrierGetter);
 }
 
-/** Replays a finished McpSpan through the SDK, with its recorded start and end times. */
-export function emitSpan(tracer: Tracer, span: McpSpan): void {
+/** Replays a finished McpSpan through the SDK, with its recorded start and end times; returns its span id. */
+export function emitSpan(tracer: Tracer, span: McpSpan): string {
   const s = tracer.startSpan(span.name, { kind: SpanKind.CLIENT, startTime: span.startMs, attributes: span.attributes }, parentContext(span.parent));
   for (const event of span.events) s.addEvent(event.name, event.attributes, event.timeMs);
   if (span.error) s.setStatus({ code: SpanStatusCode.ERROR, message: span.error.message });
   s.end(span.endMs);
+  return s.spanContext().spanId;
 }
 
 export interface McpInstruments {

@@ -53,9 +53,12 @@ export const RateLimitSchema = z.strictObject({
 });
 export type RateLimit = z.infer<typeof RateLimitSchema>;
 
+export const POLICY_MODES = ["monitor", "enforce"] as const;
+export type PolicyMode = (typeof POLICY_MODES)[number];
+
 export const PolicySchema = z
   .strictObject({
-    mode: z.enum(["monitor", "enforce"]).default("monitor"),
+    mode: z.enum(POLICY_MODES).default("monitor"),
     default: z.enum(["allow", "deny"]).default("allow"),
     rules: z.array(RuleSchema).default([]),
     detectors: DetectorsSchema.default({

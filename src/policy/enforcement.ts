@@ -1,7 +1,7 @@
 import { classifyMessage, JUDGEMENT_FAILED_MESSAGE, toolName } from "../mcp/jsonrpc.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
-import { JUDGEMENT_FAILED_RULE, UNREADABLE_RULE, withoutDeniedTools } from "../mcp/replies.js";
+import { answersNothing, JUDGEMENT_FAILED_RULE, UNMATCHED_ANSWER_RULE, UNREADABLE_RULE, withoutDeniedTools } from "../mcp/replies.js";
 import { nameReadings } from "./name-readings.js";
 import type { Policy } from "./policy.js";
 import { defineMember } from "../log/redact/members.js";
@@ -21,7 +21,7 @@ export function failedJudgement(enforcing: boolean, err: unknown): Decision {
  * rule: enforce mode refuses it, monitor mode flags it.
  */
 export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
-  const decision = withLooseNames(policy, e, policy.judge(e));
+  const decision = withUnmatchedAnswer(policy, e, withLooseNames(policy, e, policy.judge(e)));
   // A message that is not JSON-RPC (an id that is an object, no `jsonrpc`, a body that is not JSON) is not
   // judged by the rules; a lenient receiver may still act on it, so enforce mode refuses it.
   const invalid = e.kind === "invalid" && policy.enforcing;
@@ -70,6 +70,19 @@ function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent
   return { action, enforced: action === "deny" && policy.enforcing && e.kind !== "invalid", rules };
 }
 
+/**
+ * On stdio the proxy reads a launch from its first byte: an answer whose id no pending request has is a
+ * duplicate, or the answer to a call some receiver read and the proxy did not. Enforce mode drops it (no one
+ * waits for it), monitor mode flags it.
+ */
+function withUnmatchedAnswer(policy: Pick<Policy, "enforcing">, e: RpcEvent, decision: Decision): Decision {
+  if (e.transport !== "stdio" || (e.kind !== "response" && e.kind !== "error") || e.id === null || e.id === undefined || e.method !== undefined) return decision;
+  const action = policy.enforcing ? "deny" : "flag";
+  const rules = [...decision.rules, { name: UNMATCHED_ANSWER_RULE, action, reason: `answers no request pending on this launch (id ${JSON.stringify(e.id).slice(0, 40)})` } as const];
+  const combinedAction = combined(rules);
+  return { action: combinedAction, enforced: combinedAction === "deny" && policy.enforcing, rules };
+}
+
 /** The message as a receiver that dispatches on `Mcp-Method` / `Mcp-Name` reads it. */
 function headerReading(raw: unknown, routed: { header: string; headerValue: string | null }[]): unknown {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;
@@ -113,6 +126,7 @@ export function settleEnforcement(e: RpcEvent, decision: Decision, removeDeniedT
 
 /** What enforce mode does with a denied message: written into its record before it happens. */
 export function plannedEffect(e: RpcEvent, decision: Decision, removeDeniedTools: boolean): string {
+  if (answersNothing(decision)) return "dropped";
   if (e.direction === "client_to_server") {
     if (e.kind === "request" || e.kind === "invalid") return "not forwarded; the client got a policy error";
     if (e.kind === "notification") return "not forwarded";

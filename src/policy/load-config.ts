@@ -3,6 +3,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import { compilePattern } from "./pattern.js";
 import { PolicySchema, type Match, type PolicyConfig } from "./config.js";
 import { UsageError } from "../util/usage-error.js";
+import type { z } from "zod";
 
 export class PolicyConfigError extends UsageError {}
 
@@ -32,13 +33,49 @@ export function parsePolicy(text: string, file = "<policy>"): PolicyConfig {
     const messages = result.error.issues.map((issue) => {
       // An unknown key is reported on its parent: point at the (first) key itself, so the line is the one to fix.
       const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
-      return `${where(file, doc, lines, issue.path, key)}: ${issue.message}`;
+      const hint = key === undefined ? "" : didYouMean(key, keysAt(PolicySchema, issue.path));
+      return `${where(file, doc, lines, issue.path, key)}: ${issue.message}${hint}`;
     });
     throw new PolicyConfigError(messages.join("\n"));
   }
   const policy = result.data;
   checkPatterns(policy, file, doc, lines);
   return policy;
+}
+
+/** The keys an object schema takes at `path` (through arrays, defaults and optionals), for hints. */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let node: unknown = schema;
+  const unwrap = (n: unknown): unknown => {
+    for (let def = (n as { def?: { innerType?: unknown } }).def; def?.innerType; def = (n as { def?: { innerType?: unknown } }).def) n = def.innerType;
+    return n;
+  };
+  for (const key of path) {
+    node = unwrap(node);
+    if (typeof key === "number") node = (node as { element?: unknown }).element;
+    else node = (node as { shape?: Record<string, unknown> }).shape?.[String(key)];
+    if (node === undefined) return [];
+  }
+  return Object.keys((unwrap(node) as { shape?: Record<string, unknown> }).shape ?? {});
+}
+
+/** " (did you mean rules?)" when one known key is a typo away from `key`. */
+export function didYouMean(key: string, known: readonly string[]): string {
+  const limit = Math.max(1, Math.floor(key.length / 3));
+  const ranked = known.map((k) => ({ k, d: editDistance(key.toLowerCase(), k.toLowerCase()) })).filter((x) => x.d <= limit);
+  ranked.sort((a, b) => a.d - b.d);
+  return ranked.length > 0 ? ` (did you mean ${ranked[0]!.k}?)` : ` (known keys here: ${known.join(", ")})`;
+}
+
+/** Levenshtein distance: short keys, so the plain table is enough. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }
 
 /** zod builds records by assignment, so an `args` key "__proto__" would vanish and leave a rule matching everything. */

@@ -1,3 +1,5 @@
+import { isIPv6 } from "node:net";
+import { readIpv6 } from "../util/ip-literal.js";
 import type { Match } from "./config.js";
 import { toolArguments, type JudgedMessage } from "./judged-message.js";
 import { compilePattern } from "./pattern.js";
@@ -46,11 +48,27 @@ class EqualsMatcher implements Matcher {
  * A pattern with a port is matched against host:port, one without against the host alone. A glob with
  * two colons or more and no bracket ("::1", "fd00::*") is a bare IPv6 host, not host:port.
  */
-function serverMatcher(pattern: string): Matcher {
+function serverMatcher(written: string): Matcher {
+  const pattern = readLiteralPattern(written);
   const bareIpv6 = !pattern.startsWith("re:") && !pattern.startsWith("[") && (pattern.match(/:/g)?.length ?? 0) > 1;
   const withPort = !bareIpv6 && /:\d+$|:\*$/.test(pattern);
   // A stdio server (`stdio:LABEL`) has no host and port: every pattern is matched against its whole name.
   return new PatternMatcher(withPort ? "server" : "server host", pattern, (m) => (withPort || m.server.startsWith("stdio:") ? m.server : m.host));
+}
+
+/**
+ * A server pattern naming an IPv6 literal without wildcards is read as the proxy reads a target
+ * ("[::ffff:127.0.0.1]:443" is 127.0.0.1:443, "0:0:0:0:0:0:0:1" is ::1): otherwise it could never match.
+ */
+function readLiteralPattern(pattern: string): string {
+  if (pattern.startsWith("re:") || /[*?]/.test(pattern)) return pattern;
+  const bracketed = /^\[([^\]]+)\](:\d+)?$/.exec(pattern);
+  const [host, port = ""] = bracketed ? [bracketed[1]!, bracketed[2]] : [pattern, ""];
+  if (!isIPv6(host)) return pattern;
+  const read = readIpv6(host.toLowerCase());
+  if (!read.ok) return pattern;
+  if (port === "") return read.host;
+  return isIPv6(read.host) ? `[${read.host}]${port}` : `${read.host}${port}`;
 }
 
 function argumentMatcher(path: string, pattern: string): Matcher {

@@ -85,15 +85,11 @@ export class Policy {
         if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
       }
       for (const { limiter, matchers } of observe ? this.limiters : []) {
-        if (!matchers.every((x) => x.matches(m))) continue;
+        if (!countsFor(limiter.limit, m) || !matchers.every((x) => x.matches(m))) continue;
         const { over, overflow, reason } = limiter.check(m);
         if (!over) continue;
-        if (reason !== undefined) {
-          hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason });
-          continue;
-        }
         const per = overflow ? `per ${limiter.limit.per}; every tracked ${limiter.limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limiter.limit.per}`;
-        hits.push({ name: limiter.limit.name, action: limiter.limit.action, reason: `over ${limiter.limit.perMinute} per minute (${per})` });
+        hits.push(overLimit(limiter.limit, m, reason ?? `over ${limiter.limit.perMinute} per minute (${per})`));
       }
     }
     if (observe) this.learn(m);
@@ -211,4 +207,21 @@ function ruleHit(rule: Rule): DecisionRule {
 function describeFindings(detector: string, findings: PolicyFinding[]): string {
   const types = [...new Set(findings.map((f) => f.type))];
   return `${detector}: ${types.join(", ")} (${findings.length} finding${findings.length === 1 ? "" : "s"})`;
+}
+
+/**
+ * A rate limit counts what starts a call (requests, in either direction, and notifications), not the
+ * answers: counting both halves a limit, and an answer comes after the call ran. A match that names a
+ * `kind` or a `direction` counts what it names.
+ */
+function countsFor(limit: RateLimit, m: JudgedMessage): boolean {
+  if (limit.match.kind !== undefined || limit.match.direction !== undefined) return true;
+  return m.kind === "request" || m.kind === "notification";
+}
+
+/** The entry of a limit a message is over. An answer is only flagged: denying it would not undo its call. */
+function overLimit(limit: RateLimit, m: JudgedMessage, reason: string): DecisionRule {
+  const answer = m.kind === "response" || m.kind === "error";
+  if (!answer || limit.action !== "deny") return { name: limit.name, action: limit.action, reason };
+  return { name: limit.name, action: "flag", reason: `${reason}; an answer is not denied for a rate limit: its call already ran` };
 }

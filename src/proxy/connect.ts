@@ -80,7 +80,8 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
     }
     const tlsSocket = new tls.TLSSocket(socket as net.Socket, {
       isServer: true,
-      secureContext: opts.secureContextFor(target.host),
+      // The leaf names the host as the client spelled it ([::ffff:127.0.0.1] is checked as that address).
+      secureContext: opts.secureContextFor(parsed.leafHost),
       ALPNProtocols: ["http/1.1"],
     });
     if (opts.keylog) tlsSocket.on("keylog", opts.keylog);

@@ -1,5 +1,6 @@
 import { isIPv4, isIPv6 } from "node:net";
 import { formatHostPort } from "../util/host-port.js";
+import { readIpv4, readIpv6 } from "../util/ip-literal.js";
 
 /** A validated destination. `host` is lower-case, IPv6 without brackets. */
 export interface Target {
@@ -7,22 +8,27 @@ export interface Target {
   port: number;
 }
 
-export type TargetResult = { ok: true; target: Target } | { ok: false; reason: string };
+/** `leafHost`: the host as the client spelled it, which a TLS client checks the proxy's leaf against. */
+export type TargetResult = { ok: true; target: Target; leafHost: string } | { ok: false; reason: string };
+export type HostResult = { ok: true; host: string; leafHost: string } | { ok: false; reason: string };
 
 const MAX_HOSTNAME_LENGTH = 253;
 const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
-/** Validates a host (DNS name or IP literal, IPv6 with or without brackets). */
-export function validateHost(raw: string): { ok: true; host: string } | { ok: false; reason: string } {
+/**
+ * Validates a host (DNS name or IP literal, IPv6 with or without brackets). An IP literal is read as the
+ * address it routes to, in one spelling (util/ip-literal.ts): policy judges the server the proxy reaches.
+ */
+export function validateHost(raw: string): HostResult {
   if (raw.length === 0) return { ok: false, reason: "empty host" };
   if (raw.length > MAX_HOSTNAME_LENGTH + 2) return { ok: false, reason: "host name too long" };
   let host = raw.toLowerCase();
   if (host.startsWith("[") && host.endsWith("]")) {
     host = host.slice(1, -1);
-    return isIPv6(host) ? { ok: true, host } : { ok: false, reason: "invalid IPv6 literal" };
+    return isIPv6(host) ? readIpv6(host) : { ok: false, reason: "invalid IPv6 literal" };
   }
-  if (isIPv6(host)) return { ok: true, host };
-  if (isIPv4(host)) return { ok: true, host };
+  if (isIPv6(host)) return readIpv6(host);
+  if (isIPv4(host)) return readIpv4(host);
   if (host.endsWith(".")) host = host.slice(0, -1);
   if (host.length === 0 || host.length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: "host name too long" };
   const labels = host.split(".");
@@ -33,7 +39,7 @@ export function validateHost(raw: string): { ok: true; host: string } | { ok: fa
   // literal in inet_aton's forms (0x7f.1, 0x7f000001, 1.2.3.0x4 all reach 127.0.0.1 / 1.2.3.4), so policy
   // would judge one host while the proxy connects to another. Refused, like 999.1.1.1 (WHATWG URL does the same).
   if (/^(?:\d+|0x[0-9a-f]*)$/.test(labels.at(-1)!)) return { ok: false, reason: "invalid IPv4 literal" };
-  return { ok: true, host };
+  return { ok: true, host, leafHost: host };
 }
 
 export function validatePort(raw: string): number | null {
@@ -50,7 +56,7 @@ export function parseConnectTarget(authority: string): TargetResult {
   const port = validatePort(split.port);
   if (port === null) return { ok: false, reason: "port must be 1-65535" };
   const host = validateHost(split.host);
-  return host.ok ? { ok: true, target: { host: host.host, port } } : host;
+  return host.ok ? { ok: true, target: { host: host.host, port }, leafHost: host.leafHost } : host;
 }
 
 /** Parses a Host header value; the port is optional. */
@@ -60,7 +66,7 @@ export function parseHostHeader(value: string, defaultPort: number): TargetResul
   const port = split.port === undefined ? defaultPort : validatePort(split.port);
   if (port === null) return { ok: false, reason: "bad port in Host header" };
   const host = validateHost(split.host);
-  return host.ok ? { ok: true, target: { host: host.host, port } } : host;
+  return host.ok ? { ok: true, target: { host: host.host, port }, leafHost: host.leafHost } : host;
 }
 
 function splitHostPort(value: string): { host: string; port: string | undefined } | null {

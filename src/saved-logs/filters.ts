@@ -24,6 +24,11 @@ export interface RecordFilters {
   decision?: DecisionAction[];
 }
 
+/** True when any filter is given (the command then says so when none matched). */
+export function hasFilters(f: RecordFilters): boolean {
+  return [f.server, f.session, f.method, f.tool, f.decision].some((v) => (v?.length ?? 0) > 0);
+}
+
 /** `["a,b", "c"]` → `["a", "b", "c"]`, blanks dropped. */
 export function splitList(values: readonly string[] | undefined): string[] {
   return (values ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");

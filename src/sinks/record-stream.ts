@@ -1,7 +1,7 @@
 /**
  * The record stream: every record line written to the log is also offered to subscribers (the web UI's
  * feed today). Publishing never waits for a subscriber: each has its own bounded queue, drained on a later
- * turn of the event loop; past `maxQueue` lines or `maxQueueBytes` new lines are dropped and counted. A subscriber that throws or
+ * turn of the event loop; past `maxQueue` lines (or `maxQueueChars` characters) new lines are dropped and counted. A subscriber that throws or
  * is slow only loses its own lines, never slows traffic or the file sink.
  */
 export type RecordListener = (line: string) => void | Promise<void>;
@@ -9,8 +9,8 @@ export type RecordListener = (line: string) => void | Promise<void>;
 export interface SubscribeOptions {
   /** Lines held for this subscriber before new ones are dropped (default 10,000). */
   maxQueue?: number;
-  /** Characters those lines may hold (default 64 Mi): records are as large as the payloads in them. */
-  maxQueueBytes?: number;
+  /** Characters of the lines held for this subscriber before new ones are dropped (default 64 Mi). */
+  maxQueueChars?: number;
   /** Named in drop reports. */
   name?: string;
 }
@@ -26,7 +26,8 @@ export interface Subscription {
 export type DropReporter = (report: { subscriber: string; dropped: number; errors: number }) => void;
 
 export const DEFAULT_MAX_QUEUE = 10_000;
-export const DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024;
+/** A record line may be megabytes long (a payload in full): the queue is bounded by its size too. */
+export const DEFAULT_MAX_QUEUE_CHARS = 64 * 1024 * 1024;
 export const DROP_REPORT_INTERVAL_MS = 10_000;
 /** Lines handed to a synchronous listener per turn, so that a busy subscriber yields to traffic. */
 const DRAIN_BATCH = 512;
@@ -38,7 +39,7 @@ class Subscriber implements Subscription {
   reportedErrors = 0;
   private queue: string[] = [];
   private head = 0;
-  private queuedBytes = 0;
+  private queuedChars = 0;
   private scheduled = false;
   private stopped = false;
 
@@ -46,18 +47,18 @@ class Subscriber implements Subscription {
     readonly name: string,
     private readonly fn: RecordListener,
     private readonly maxQueue: number,
-    private readonly maxQueueBytes: number,
+    private readonly maxQueueChars: number,
     private readonly onStop: (s: Subscriber) => void,
   ) {}
 
   offer(line: string): void {
     if (this.stopped) return;
-    if (this.queue.length - this.head >= this.maxQueue || this.queuedBytes + line.length > this.maxQueueBytes) {
+    if (this.queue.length - this.head >= this.maxQueue || this.queuedChars + line.length > this.maxQueueChars) {
       this.dropped++;
       return;
     }
     this.queue.push(line);
-    this.queuedBytes += line.length;
+    this.queuedChars += line.length;
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => void this.drain());
@@ -68,9 +69,10 @@ class Subscriber implements Subscription {
     let handed = 0;
     while (!this.stopped && this.head < this.queue.length && handed < DRAIN_BATCH) {
       const line = this.queue[this.head] as string;
+      // Let go of the line at once: the array is compacted only now and then, and lines may be megabytes.
       this.queue[this.head] = "";
       this.head++;
-      this.queuedBytes -= line.length;
+      this.queuedChars -= line.length;
       handed++;
       try {
         const pending = this.fn(line);
@@ -96,7 +98,7 @@ class Subscriber implements Subscription {
     this.stopped = true;
     this.queue = [];
     this.head = 0;
-    this.queuedBytes = 0;
+    this.queuedChars = 0;
     this.onStop(this);
   }
 }
@@ -113,8 +115,8 @@ export class RecordStream {
 
   subscribe(fn: RecordListener, opts: SubscribeOptions = {}): Subscription {
     const maxQueue = Math.max(1, opts.maxQueue ?? DEFAULT_MAX_QUEUE);
-    const maxQueueBytes = Math.max(1, opts.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES);
-    const sub = new Subscriber(opts.name ?? `subscriber-${this.subscribers.length + 1}`, fn, maxQueue, maxQueueBytes, (s) => {
+    const maxChars = opts.maxQueueChars ?? DEFAULT_MAX_QUEUE_CHARS;
+    const sub = new Subscriber(opts.name ?? `subscriber-${this.subscribers.length + 1}`, fn, maxQueue, maxChars, (s) => {
       this.reportFor(s);
       this.subscribers = this.subscribers.filter((x) => x !== s);
       if (this.subscribers.length === 0) this.stopTimer();

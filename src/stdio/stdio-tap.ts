@@ -1,8 +1,8 @@
 import type { Direction } from "../mcp/correlator.js";
-import { splitBatch, type RequestId } from "../mcp/jsonrpc.js";
+import { idKey, splitBatch, type RequestId } from "../mcp/jsonrpc.js";
 import type { Judged } from "../mcp/rpc-event.js";
 import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
-import { isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
+import { answersNothing, asciiJson, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine } from "./read-line.js";
 
@@ -58,7 +58,7 @@ export class StdioTap {
     this.fromServerFramer.end();
   }
 
-  context(direction: Direction, reason?: string): TrackedContext {
+  context(direction: Direction, reason?: string, extra: Partial<TrackedContext> = {}): TrackedContext {
     const { server, session } = this.o;
     return {
       flow: session,
@@ -70,6 +70,7 @@ export class StdioTap {
       direction,
       scope: session,
       ...(reason !== undefined ? { reason } : {}),
+      ...extra,
     };
   }
 
@@ -112,35 +113,64 @@ export class StdioTap {
     // Blank lines carry no message and are not recorded: monitor mode passes them on with the rest, enforce
     // mode drops them (nothing unrecorded reaches a peer).
     if (reading.blank) return;
-    if (reading.value === undefined) {
-      this.o.pipeline.invalid(this.context(direction), this.enforcing ? `${reading.problem}; not forwarded` : reading.problem!, raw.length);
-      if (this.enforcing) this.answerUnreadable(direction, null, reading.problem!);
-      return;
+    const enforcing = this.enforcing;
+    // Enforce mode refuses a line its readers disagree on, unless escaping makes them agree (then it forwards
+    // that); monitor mode records the doubt when a reader reads what the record would not show.
+    const doubt = enforcing ? (reading.canonical ? undefined : reading.doubt) : reading.recordDoubt;
+    const problem = reading.problem ?? (reading.values.length === 0 ? "line is not JSON" : undefined);
+    const judged: Judged[] = [];
+    if (reading.values.length === 0) {
+      const readability = doubt !== undefined ? { readability: { reason: doubt, alternates: [] } } : {};
+      judged.push(this.o.pipeline.invalid(this.context(direction, undefined, readability), enforcing ? `${problem}; not forwarded` : problem!, raw.length));
     }
-    const { batch, messages } = splitBatch(reading.value);
-    const reason = reading.problem && this.enforcing ? `${reading.problem}; not forwarded` : reading.problem;
-    const judged = messages.map((m, index) =>
-      this.o.pipeline.message({ ...this.context(direction, reason), ...(batch ? { batch: { index, size: messages.length } } : {}) }, m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length),
-    );
+    const single = reading.values.length === 1 ? splitBatch(reading.values[0]) : null;
+    const reason = problem && enforcing ? `${problem}; not forwarded` : problem;
+    let index = 0;
+    for (const value of reading.values) {
+      const { batch, messages } = splitBatch(value);
+      for (const [i, m] of messages.entries()) {
+        const alternates = reading.alternates.get(index++) ?? [];
+        const readability = doubt !== undefined ? { readability: { reason: doubt, alternates } } : {};
+        const extra = { ...readability, ...(batch ? { batch: { index: i, size: messages.length } } : {}) };
+        judged.push(this.o.pipeline.message(this.context(direction, reason, extra), m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length));
+      }
+    }
+    // What other readers read besides: a message of its own each, so that what ran is counted.
+    for (const h of reading.hidden) {
+      const why = enforcing ? `${h.reason}; not forwarded` : h.reason;
+      judged.push(this.o.pipeline.message(this.context(direction, undefined, { readability: { reason: why, alternates: [] } }), h.message, Buffer.byteLength(JSON.stringify(h.message) ?? "")));
+    }
     if (!this.o.enforce) return;
     const events = judged.map((j) => j.event);
-    // Read leniently, or JSON that is not JSON-RPC: its receiver might read it otherwise. Refused, and
-    // whoever waits for an answer to it gets an error instead of silence.
-    const problem = reading.problem ?? events.find((e) => e.kind === "invalid")?.reason;
-    if (problem !== undefined) {
-      for (const e of events) {
-        if (e.id === null || e.id === undefined) continue;
-        if (e.kind === "request" || (e.kind === "invalid" && e.method !== undefined)) this.refuse(e, problem);
-        else forward(jsonLine(unreadableError(e.id, problem)));
-      }
+    // Read leniently, read otherwise by some reader, or JSON that is not JSON-RPC: its receiver might read it
+    // otherwise. Refused whole, and whoever waits for an answer to any reading of it gets an error, not silence.
+    const refusal = problem ?? doubt ?? events.find((e) => e.kind === "invalid")?.reason;
+    if (refusal !== undefined || single === null) {
+      this.refuseLine(direction, events, refusal ?? reading.doubt ?? "unreadable line", forward);
       return;
     }
     if (!judged.some(isEnforcedDeny)) {
-      forward(raw);
+      forward(reading.canonical?.() ?? raw);
       return;
     }
-    if (direction === "client_to_server") this.enforceClientLine(judged, batch, forward);
-    else this.enforceServerLine(judged, batch, forward);
+    if (direction === "client_to_server") this.enforceClientLine(judged, single.batch, forward);
+    else this.enforceServerLine(judged, single.batch, forward);
+  }
+
+  /** A line refused whole: each request read in it gets -32052, and so does each pending request an answer read in it answered. */
+  private refuseLine(direction: Direction, events: Judged["event"][], problem: string, forward: (b: Buffer) => void): void {
+    const done = new Set<string>();
+    for (const e of events) {
+      if (e.id === null || e.id === undefined) continue;
+      const key = `${e.kind === "request" ? "ask" : "answer"}:${idKey(e.id)}`;
+      if (done.has(key)) continue;
+      done.add(key);
+      if (e.kind === "request" || (e.kind === "invalid" && e.method !== undefined)) this.refuse(e, problem);
+      // An answer to a request of its peer: that request gets the error instead (an answer to none gets nothing).
+      else if (e.method !== undefined || e.kind === "invalid") forward(jsonLine(unreadableError(e.id, problem)));
+    }
+    // Nothing in it had an id: a client that sent it still hears why (as JSON-RPC answers a parse error).
+    if (done.size === 0 && direction === "client_to_server") this.o.toClient(jsonLine(unreadableError(null, problem)));
   }
 
   /** As on HTTP: one denied request or notification refuses the whole line; denied responses are replaced. */
@@ -155,8 +185,8 @@ export class StdioTap {
       if (errors.length > 0) this.o.toClient(jsonLine(batch ? errors : errors[0]));
       return;
     }
-    const out = judged.map((j) => (isEnforcedDeny(j) ? policyError(j.event.id ?? null, j.decision) : j.event.raw));
-    forward(jsonLine(batch ? out : out[0]));
+    const out = judged.filter((j) => !answersNothing(j.decision)).map((j) => (isEnforcedDeny(j) ? policyError(j.event.id ?? null, j.decision) : j.event.raw));
+    if (out.length > 0) forward(jsonLine(batch ? out : out[0]));
   }
 
   private enforceServerLine(judged: Judged[], batch: boolean, forward: (b: Buffer) => void): void {
@@ -185,6 +215,11 @@ export class StdioTap {
   }
 }
 
+/**
+ * A line the proxy writes: ASCII only (every other character a `\uXXXX` escape), so that no text a peer chose
+ * (an argument kept in a re-written batch, a kept tool's description) carries a NEL, U+2028 or U+2029 that a
+ * reader splitting as str.splitlines() would end a line at.
+ */
 function jsonLine(value: unknown): Buffer {
-  return Buffer.from(`${JSON.stringify(value)}\n`);
+  return Buffer.from(`${asciiJson(value)}\n`);
 }

@@ -10,6 +10,18 @@ import { descriptorOfPath, errorCode, PrivateFileError, streamKindOf, symlinkMes
  * 0600 file renamed into place (util/private-file).
  */
 export async function writeOutputFile(file: string, data: string, what: string): Promise<void> {
+  try {
+    await writeOutput(file, data, what);
+  } catch (error) {
+    if (error instanceof PrivateFileError) throw error;
+    // Named by the target, never by the temporary file beside it that the error may speak of.
+    throw new OutputFileError(`${what} ${file}: cannot write it (${errorCode(error) ?? (error as Error).message})`);
+  }
+}
+
+export class OutputFileError extends Error {}
+
+async function writeOutput(file: string, data: string, what: string): Promise<void> {
   const fd = descriptorOfPath(file);
   if (fd !== null) return writeToDescriptor(fd, data);
   const info = lstatOrNull(file);

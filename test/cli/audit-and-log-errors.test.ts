@@ -119,6 +119,67 @@ describe("--audit-chain and verify-log", () => {
   });
 });
 
+describe("verify-log on a copy of a log (archived, renamed, on another machine)", () => {
+  const caDir = () => path.join(dir, "ca");
+  let log: string;
+  let lines: string[];
+  beforeAll(async () => {
+    log = path.join(dir, "away.ndjson");
+    const proxy = await startCli(["--log-file", log, "--audit-chain"]);
+    for (let i = 0; i < 3; i++) expect((await curlThrough(proxy.url, `${upstream.url}/bytes?n=100`)).out).toBe("200");
+    expect(await proxy.stop()).toBe(0);
+    lines = (await readFile(log, "utf8")).trimEnd().split("\n");
+  });
+  const copy = async (name: string, kept = lines): Promise<string> => {
+    await mkdir(path.join(dir, "archive"), { recursive: true });
+    const to = path.join(dir, "archive", name);
+    await writeFile(to, `${kept.join("\n")}\n`);
+    return to;
+  };
+
+  it("finds the audit state by the chain's identity: an intact renamed copy verifies (exit 0), a cut one fails (exit 1)", async () => {
+    const intact = await copy("renamed.ndjson");
+    const ok = await runCli(["verify-log", "--ca-dir", caDir(), intact]);
+    expect(ok.stdout).toMatch(/ends where the audit state says \(seq \d+\)/);
+    expect(ok.code).toBe(0);
+    const cut = await copy("cut.ndjson", lines.slice(0, -2));
+    const failed = await runCli(["verify-log", "--ca-dir", caDir(), cut]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain(`truncated after seq ${lines.length - 3}: the audit state says the chain reached seq ${lines.length - 1}`);
+  });
+
+  it("on another machine: the key and --state FILE copied along check the end; without a state, exit 4 says completeness was not checked", async () => {
+    const elsewhere = path.join(dir, "other-machine");
+    await mkdir(elsewhere, { recursive: true, mode: 0o700 });
+    await writeFile(path.join(elsewhere, "audit.key"), await readFile(path.join(caDir(), "audit", "audit.key")), { mode: 0o600 });
+    const stateName = (await readdir(path.join(caDir(), "audit"))).find((n) => n.endsWith(".state") && createHash("sha256").update(log).digest("hex").startsWith(n.slice(0, 16)))!;
+    const state = path.join(dir, "archive", "away.state");
+    await writeFile(state, await readFile(path.join(caDir(), "audit", stateName)), { mode: 0o644 });
+
+    const cut = await copy("cut-elsewhere.ndjson", lines.slice(0, -1));
+    const noState = await runCli(["verify-log", "--audit-dir", elsewhere, cut]);
+    expect(noState.code).toBe(4);
+    expect(noState.stdout).toMatch(/^note: no audit state for .*\nINCOMPLETE: \d+ records, chain intact, every record authenticated with the audit key; whether records were cut from the end could not be checked/);
+    const json = JSON.parse((await runCli(["verify-log", "--json", "--audit-dir", elsewhere, cut])).stdout) as { exitCode: number; state: string };
+    expect(json).toMatchObject({ exitCode: 4, state: "none" });
+
+    const withState = await runCli(["verify-log", "--audit-dir", elsewhere, "--state", state, cut]);
+    expect(withState.code).toBe(1);
+    expect(withState.stdout).toContain(`truncated after seq ${lines.length - 2}: the audit state says the chain reached seq ${lines.length - 1}`);
+    const intact = await copy("intact-elsewhere.ndjson");
+    expect((await runCli(["verify-log", "--audit-dir", elsewhere, "--state", state, intact])).code).toBe(0);
+
+    // A state of another chain is no evidence about this one.
+    const other = path.join(dir, "other-chain.ndjson");
+    const proxy = await startCli(["--log-file", other, "--audit-chain"]);
+    expect(await proxy.stop()).toBe(0);
+    const otherState = (await readdir(path.join(caDir(), "audit"))).find((n) => createHash("sha256").update(other).digest("hex").startsWith(n.slice(0, 16)))!;
+    const mismatched = await runCli(["verify-log", "--ca-dir", caDir(), "--state", path.join(caDir(), "audit", otherState), intact]);
+    expect(mismatched.code).toBe(1);
+    expect(mismatched.stdout).toMatch(/is the state of another chain/);
+  });
+});
+
 describe.runIf(process.platform !== "win32")("the audit key's folder", () => {
   it("--audit-dir keeps the key and state out of the CA folder (for a read-only one), and verify-log finds them there", async () => {
     const ca = path.join(dir, "ca-kept-clean");

@@ -276,6 +276,24 @@ describe("mcp-wiretap export (CLI)", () => {
     expect(validateHar(filtered)).toEqual([]);
   });
 
+  it("writes bidi and other format controls from record strings escaped, as the log does (--har and --otlp)", async () => {
+    // The log holds them escaped (`\u202e`); parsed, a record string carries the raw character.
+    const hostile = readFileSync(path.join(FIXTURES, "session.ndjson"), "utf8").replaceAll('"echo"', '"echo\\u202e\\u2066txt.exe"').replaceAll('"path":"/mcp"', '"path":"/mcp\\u200b"');
+    const log = path.join(dir, "bidi.ndjson");
+    await writeFile(log, hostile);
+    const har = await runCli(["export", "--har", "-", log]);
+    expect(har.code).toBe(0);
+    expect(har.stdout).not.toMatch(/[\u202e\u2066\u200b]/u);
+    expect(har.stdout).toContain("echo\\u202e\\u2066txt.exe");
+    const parsed = JSON.parse(har.stdout) as Har;
+    expect(JSON.stringify(parsed)).toContain("echo\u202e\u2066txt.exe");
+    expect(parsed.log.entries.some((e) => e.request.url.endsWith("/mcp\u200b"))).toBe(true);
+    const otlp = await runCli(["export", "--otlp", "-", log]);
+    expect(otlp.code).toBe(0);
+    expect(otlp.stdout).toContain("echo\\u202e");
+    expect(otlp.stdout).not.toMatch(/[\u202e\u2066\u200b]/u);
+  });
+
   it("needs --har, and fails cleanly on a missing file", async () => {
     const noOut = await runCli(["export", path.join(FIXTURES, "session.ndjson")]);
     expect(noOut.code).toBe(2);

@@ -19,7 +19,8 @@ describe("tail -v", () => {
     const out = r.stdout.split("\n");
     const request = out.findIndex((l) => /→ request\s+#2 .*tools\/call echo/.test(l));
     expect(out[request + 1]).toBe(`${" ".repeat(63)}args {"message":"hello wiretap"}`);
-    expect(out[request + 3]).toBe(`${" ".repeat(63)}result Echo: hello wiretap`);
+    expect(out[request + 2]).toMatch(new RegExp(`^ {63}call [0-9a-f-]{36}#2$`));
+    expect(out[request + 4]).toBe(`${" ".repeat(63)}result Echo: hello wiretap`);
   });
 
   it("cuts a long payload to one line and shows a truncated one's preview", async () => {

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuditChain, GENESIS_HASH, deriveAuditKeys, lineHash, type AuditKeys } from "../../src/log/audit-chain.js";
 import { readAuditKey, readChainState, statePathFor } from "../../src/log/audit-state.js";
+import { findStateOfChain } from "../../src/log/audit-state-lookup.js";
 import { verifyChain } from "../../src/log/audit-verify.js";
 import { createLogSink } from "../../src/log/logger.js";
 
@@ -183,6 +184,36 @@ describe("audit chain written by the log sink, with its key and state beside the
     await writeFile(file, text([...lines.slice(0, 4), forgedAfter(lines[3]!, 4, { level: "info", event: "stop" })]));
     const forged = await verifyFiles([file], auditDir);
     expect(forged.problems.map((p) => p.problem)).toEqual([expect.stringMatching(/^forged or edited/), "truncated after seq 4: the audit state says the chain reached seq 8"]);
+  });
+
+  it("a renamed copy finds its state by the chain's identity, kept across restarts and rotation", async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-audit-"));
+    const auditDir = path.join(dir, "audit");
+    const file = path.join(dir, "log.ndjson");
+    await run(file, auditDir, 3);
+    await run(file, auditDir, 3);
+    const k = readAuditKey(auditDir)!;
+    const byIdentity = async (files: string[]) => {
+      const texts = await Promise.all(files.map(async (name) => ({ name, text: await readFile(name, "utf8") })));
+      return verifyChain(texts, { keys: k, stateLookup: (log) => readChainState(statePathFor(auditDir, log), k), stateOfChain: (c) => findStateOfChain(auditDir, c, k) });
+    };
+    const moved = path.join(dir, "moved.ndjson");
+    await writeFile(moved, await readFile(file));
+    const report = await byIdentity([moved]);
+    expect(report).toMatchObject({ problems: [], state: "matched" });
+    expect(report.notes).toEqual([expect.stringMatching(/^audit state found by the chain's identity: .* \(written for .*log\.ndjson\)$/)]);
+
+    await run(path.join(dir, "rotated.ndjson"), auditDir, 60, { maxSize: 5_000, keep: 9 });
+    const files = (await readdir(dir)).filter((n) => n.startsWith("rotated.ndjson")).sort().reverse();
+    const archived = await Promise.all(files.map(async (name, i) => {
+      const to = path.join(dir, `archive-${String(i).padStart(2, "0")}.ndjson`);
+      await writeFile(to, await readFile(path.join(dir, name)));
+      return to;
+    }));
+    expect(await byIdentity(archived)).toMatchObject({ problems: [], state: "matched" });
+    // The archive without its newest file: cut, as far as the state can tell, and it says where the chain went on.
+    const older = await byIdentity(archived.slice(0, -1));
+    expect(older.problems.at(-1)!.problem).toMatch(/the audit state says the chain reached seq 60 \(written as .*rotated\.ndjson: if files rotated after/);
   });
 
   it("an audit state edited by hand is reported, not trusted", async () => {

@@ -66,6 +66,10 @@ const C = {
   cloudHeaders: `canary-cloudheaders-${rand()}`,
   /** db_password, api_token, auth_token, secret_key, passphrase, pwd members */
   members: `canary-members-${rand()}`,
+  /** Query parameters after `;` (Rack, PHP, parse_qs(separator=";") read them) and path parameters (`/mcp;api_key=`) */
+  separators: `canary-separators-${rand()}`,
+  /** hapikey, authkey, pass, pw, dsn, connection_string members; appid, sk, pat, hapikey query parameters */
+  names: `canary-names-${rand()}`,
   /** X-Amz-Security-Token, X-Amz-Signature, sig, jwt query parameters */
   presigned: `canary-presigned-${rand()}`,
   /** A key under ordinary names: in the initialize answer (session record), an invalid message, a result */
@@ -369,6 +373,12 @@ describe.each(MODES)("no credential reaches the log (payloads: $payloads)", (mod
       await rpc({ jsonrpc: "2.0", id: 20 + i, method: "tools/call", params: { name, arguments: members } }, session,
         `${mcpUrl}&X-Amz-Security-Token=${C.presigned}-1&X-Amz-Signature=${C.presigned}-2&sig=${C.presigned}-3&jwt=${C.presigned}-4`);
     }
+    // Other separators and other credential names: a server echoes the URL, the members are recorded.
+    const widened = { hapikey: `${C.names}-1`, authkey: `${C.names}-2`, pass: `${C.names}-3`, pw: `${C.names}-4`, dsn: `${C.names}-5`, connection_string: `${C.names}-6`, connectionString: `${C.names}-7` };
+    await rpc({ jsonrpc: "2.0", id: 23, method: "tools/call", params: { name: "echo-credentials", arguments: widened } }, session,
+      `${origin}/mcp?v=1;api_key=${C.separators}-1;x=1&appid=${C.names}-8&sk=${C.names}-9&pat=${C.names}-10&hapikey=${C.names}-11`);
+    // ... and a key under an ordinary name, found by its shape.
+    await (await fetch(`${origin}/anything;api_key=${C.separators}-2;v=1?a=1;token=${C.separators}-3&q=${C.awsKey}`, { dispatcher: agent })).arrayBuffer();
     // A request body that is not JSON, with the credential in a member called password.
     await rpc(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":{"password":"${C.invalidJson}"}`, session);
     // A JSON-RPC message that is invalid (no jsonrpc member), with credentials in it.

@@ -68,5 +68,38 @@ describe("credentials removed by value", () => {
     secrets.end("flow-a");
     expect(text({ flow: "flow-a", challenge: bearer })).not.toContain(bearer); // an auth record written after the end
   });
+
+  it("learns a body's credentials after the exchange ended, and says when they are known", async () => {
+    const secrets = new ExchangeSecrets();
+    const code = `canary-${rand()}`;
+    secrets.begin({ id: "flow-z", request: { path: "/token", headers: {} } });
+    let finish!: (values: string[]) => void;
+    secrets.willLearn("flow-z", new Promise<string[]>((resolve) => (finish = resolve)));
+    secrets.end("flow-z");
+    const known = secrets.known("flow-z");
+    expect(known).toBeDefined();
+    expect(secrets.known("flow-other")).toBeUndefined();
+    finish([code]);
+    await known;
+    expect(JSON.stringify(secrets.scrub({ flow: "flow-z", responseHeaders: { "x-debug": `got ${code}` } }))).not.toContain(code);
+    expect(secrets.known("flow-z")).toBeUndefined();
+    // A reading that fails still settles: the records waiting on it are written.
+    secrets.willLearn("flow-y", Promise.reject(new Error("decoder")));
+    await expect(secrets.known("flow-y")).resolves.toBeUndefined();
+  });
+
+  it("ended exchanges' credentials are bounded in characters as well as in count, oldest out first", () => {
+    const secrets = new ExchangeSecrets({ maxEndedChars: 1_000_000 });
+    const values = Array.from({ length: 20 }, (_, i) => `${i}-${"s".repeat(100_000)}`);
+    for (const [i, value] of values.entries()) {
+      secrets.begin({ id: `flow-${i}`, request: { path: "/token", headers: {} } });
+      secrets.add(`flow-${i}`, null, [value]);
+      secrets.end(`flow-${i}`);
+      expect(secrets.endedChars).toBeLessThanOrEqual(1_000_000);
+    }
+    const scrubbed = (i: number) => JSON.stringify(secrets.scrub({ flow: `flow-${i}`, text: values[i] })).includes("[redacted]");
+    expect(scrubbed(19)).toBe(true);
+    expect(scrubbed(0)).toBe(false);
+  });
 });
 

@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { queryCredentials } from "../../src/log/redact/query.js";
 import {
   REDACTED,
   redactBody,
@@ -52,6 +54,26 @@ describe("redactHeaders", () => {
 
   it("redacts a schemeless Authorization value entirely", () => {
     expect(redactHeaders({ Authorization: CANARY }).Authorization).toBe(REDACTED);
+  });
+
+  it("redacts the secret parameters of every URL and name=value pair in any header value kept, and leaves the rest byte for byte", () => {
+    const result = redactHeaders({
+      refresh: `0;url=https://c.example/cb?code=${CANARY}&state=s1`,
+      link: `<https://c.example/cb?state=s1&code=${CANARY}>; rel="next", </docs#access_token=${CANARY}>; rel="help"`,
+      "www-authenticate": `Bearer error="invalid_request", error_uri="https://as.example/err?code=${CANARY}&lang=en"`,
+      "x-plain": "a=b; c?d, e#f",
+      "x-debug": `issued access_token=${CANARY} expires_in=3600`,
+      "server-timing": "auth;dur=3, db;desc=\"token lookup\"",
+      "content-security-policy": "default-src 'self'; report-uri /csp?site=1",
+    });
+    expectGone(result, CANARY);
+    expect(result.refresh).toBe(`0;url=https://c.example/cb?code=${REDACTED}&state=s1`);
+    expect(result.link).toBe(`<https://c.example/cb?state=s1&code=${REDACTED}>; rel="next", </docs#access_token=${REDACTED}>; rel="help"`);
+    expect(result["www-authenticate"]).toBe(`Bearer error="invalid_request", error_uri="https://as.example/err?code=${REDACTED}&lang=en"`);
+    expect(result["x-plain"]).toBe("a=b; c?d, e#f");
+    expect(result["x-debug"]).toBe(`issued access_token=${REDACTED} expires_in=3600`);
+    expect(result["server-timing"]).toBe('auth;dur=3, db;desc="token lookup"');
+    expect(result["content-security-policy"]).toBe("default-src 'self'; report-uri /csp?site=1");
   });
 });
 
@@ -145,6 +167,42 @@ describe("redactUrlQuery and redactFormBody", () => {
     expect(redactUrlQuery("/mcp?flag&%E0%A4%A=1")).toBe("/mcp?flag&%E0%A4%A=1");
   });
 
+  it("redacts under every separator a server may split on: `;` as well as `&`, and path parameters", () => {
+    expect(redactUrlQuery(`/mcp/?v=1;api_key=${CANARY}`)).toBe(`/mcp/?v=1;api_key=${REDACTED}`);
+    // A `;` reader reads the value to the next `;`; an `&` reader the value of `api_key` to the next `&`.
+    expect(redactUrlQuery(`/mcp?v=1;api_key=${CANARY}&x=2;y=3`)).toBe(`/mcp?v=1;api_key=${REDACTED};y=3`);
+    // A raw `;` inside a value: hidden whole (to a `;` reader, Password's value runs on past the `&`).
+    expect(redactUrlQuery(`/mcp?dsn=Server=x;Password=${CANARY}&z=1`)).toBe(`/mcp?dsn=${REDACTED}`);
+    expect(redactUrlQuery(`/mcp;api_key=${CANARY};v=1/x?a=1`)).toBe(`/mcp;api_key=${REDACTED};v=1/x?a=1`);
+    expect(redactUrlQuery(`/mcp?a=1#x=1;access_token=${CANARY}`)).toBe(`/mcp?a=1#x=1;access_token=${REDACTED}`);
+    expect(redactFormBody(`grant_type=password;password=${CANARY}`)).toBe(`grant_type=password;password=${REDACTED}`);
+    expect(redactUrlQuery("/mcp?a=1;b=2&c;d")).toBe("/mcp?a=1;b=2&c;d");
+  });
+
+  it("property: whatever separators a query mixes, no value sent under a secret name survives, and queryCredentials finds it", () => {
+    const name = fc.constantFrom("api_key", "access_token", "hapikey", "pass", "dsn", "appid", "v", "page", "sessionId", "q", "api%5Fkey");
+    const value = fc.stringMatching(/^[A-Za-z0-9]{8,16}$/);
+    const secretNames = new Set(["api_key", "access_token", "hapikey", "pass", "dsn", "appid", "api%5Fkey"]);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(name, value, fc.constantFrom("&", ";")), { minLength: 1, maxLength: 8 }), fc.boolean(), (pairs, inPath) => {
+        const query = pairs.map(([n, v], i) => `${i === 0 ? "" : pairs[i]![2]}${n}=${v}`).join("");
+        const url = inPath ? `/mcp;${query.replaceAll("&", ";")}?x=1` : `/mcp?${query}#${query}`;
+        const out = redactUrlQuery(url);
+        const found = queryCredentials(url);
+        for (const [n, v] of pairs) {
+          if (!secretNames.has(n)) continue;
+          expect(out).not.toContain(v);
+          expect(found).toContain(v);
+        }
+        // The ordinary case, `&` alone, keeps every other value readable.
+        if (!inPath && pairs.every(([, , sep]) => sep === "&")) {
+          for (const [n, v] of pairs) if (!secretNames.has(n) && !pairs.some(([m, w]) => secretNames.has(m) && w === v)) expect(out).toContain(`${n}=${v}`);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("redacts an OAuth token request", () => {
     const body = `grant_type=authorization_code&code=${CANARY}&code_verifier=${CANARY}&client_id=app&client_secret=${CANARY}&redirect_uri=http%3A%2F%2Flocalhost`;
     const result = redactFormBody(body);
@@ -165,6 +223,12 @@ describe("redactText", () => {
   it("redacts JWTs anywhere", () => {
     const result = redactText(`token ${JWT_CANARY} expired.`);
     expectGone(result, JWT_CANARY, "eyJzdWIiOiJjYW5hcnkifQ");
+  });
+
+  it("redacts a secret pair after a `;` in a URL quoted in free text", () => {
+    const result = redactText(`GET https://mcp.example/mcp/?v=1;api_key=${CANARY}&x=2 failed`);
+    expectGone(result, CANARY);
+    expect(result).toBe(`GET https://mcp.example/mcp/?v=1;api_key=${REDACTED}&x=2 failed`);
   });
 
   it("redacts secret pairs in URLs and quoted JSON", () => {

@@ -54,6 +54,20 @@ describe("secrets found in payloads never reach the record", () => {
   });
 });
 
+describe("a string that held several secrets is named after all of them", () => {
+  const note = `keys ${githubToken} and ${awsKey}`;
+
+  it("in a judged payload (the detector's masks) and in an invalid message (masked by shape)", () => {
+    const call = judged({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "deploy", arguments: { note } } }, "client_to_server");
+    const record = rpcRecord(call, { payloads: "full", maxPayloadBytes: 65536 });
+    expect(record.params).toMatchObject({ arguments: { note: "[redacted: aws_access_key_id, github_token]" } });
+    const invalid = judged({ id: 12, method: "tools/call", params: { arguments: { note } } }, "client_to_server");
+    expect(rpcRecord(invalid, { payloads: "full", maxPayloadBytes: 65536 }).message).toMatchObject({
+      params: { arguments: { note: "[redacted: aws_access_key_id, github_token]" } },
+    });
+  });
+});
+
 describe("secrets the detector did not see never reach the record", () => {
   it("a key past the scanner's bound: only a preview from the scanned start is written, in every mode", () => {
     const e = judged({ jsonrpc: "2.0", id: 8, result: { content: [{ type: "text", text: "x".repeat(2_100_000) }, { type: "text", text: `key ${awsKey}` }] } }, "server_to_client", "tools/call");

@@ -23,6 +23,12 @@ const SECRET_MEMBERS = [
   "authorization", "Authorization", "bearer_token", "jwt", "cookie", "session", "device_code",
   "authorization_code", "encryption_key", "signingKey", "license_key", "subscriptionKey", "functions_key",
   "basic_auth", "x_auth", "client_credentials", "dbPassword", "passwordHash", "smtp_pass_phrase_secret",
+  // OAuth extensions: OpenID4VCI, CIBA
+  "pre-authorized_code", "preAuthorizedCode", "tx_code", "txCode", "auth_req_id", "authReqId",
+  // issue 23: short and run-together credential names
+  "hapikey", "authkey", "authKey", "accesskey", "secretkey", "masterkey", "privkey", "appkey", "xapikey", "pass", "db_pass",
+  "pw", "user_pw", "pswd", "passcode", "dsn", "sentry_dsn", "connection_string", "connectionString", "ConnectionString",
+  "conn_str", "connstr",
 ];
 
 const PLAIN_MEMBERS = [
@@ -36,11 +42,15 @@ const PLAIN_MEMBERS = [
   "signatureAlgorithm", "session_timeout", "cookie_policy", "passwordless", "secretary",
   // A code tool's function signature; signatures are credentials in URLs and headers only.
   "signature", "sig",
+  // Credentials in a query only: an app id, a DynamoDB sort key, a pattern.
+  "appid", "sk", "pat", "pass_through", "passthrough", "bypass", "compass", "string", "connection", "connection_id",
 ];
 
 const SECRET_PARAMS = [
   "X-Amz-Security-Token", "X-Amz-Signature", "X-Amz-Credential", "sig", "jwt", "code", "key", "access_token",
   "api_key", "api%5Fkey", "apiKey", "token", "signature", "password", "client_secret", "id_token", "auth", "sv_sig",
+  "pre-authorized_code", "tx_code", "auth_req_id", "device_code", "subject_token", "actor_token", "assertion",
+  "hapikey", "appid", "pass", "pw", "pat", "sk", "dsn", "connection_string", "authkey",
 ];
 const PLAIN_PARAMS = [
   "sessionId", "session_id", "token_type", "state", "client_id", "redirect_uri", "X-Amz-Date", "X-Amz-Expires",

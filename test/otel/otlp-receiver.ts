@@ -36,7 +36,7 @@ export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
   metrics: ReceivedMetric[];
-  requests: { path: string; contentType: string; headers: http.IncomingHttpHeaders }[];
+  requests: { path: string; contentType: string; headers: http.IncomingHttpHeaders; bytes: number }[];
   /** "ok", "503" (answer 503 to everything), "hang" (never answer). */
   mode: "ok" | "503" | "hang";
   close(): Promise<void>;
@@ -80,7 +80,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const contentType = String(req.headers["content-type"] ?? "");
-      requests.push({ path: req.url ?? "", contentType, headers: req.headers });
+      requests.push({ path: req.url ?? "", contentType, headers: req.headers, bytes: chunks.reduce((n, c) => n + c.length, 0) });
       if (receiver.mode === "hang") {
         hanging.add(res);
         return;

@@ -2,12 +2,11 @@
  * CONNECT refusal: a deny rule that names only a server refuses the tunnel itself in enforce mode (403
  * with the reason, before any byte reaches the server); monitor mode lets it through and says so.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScriptedUpstream, startScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
-import { curl, hasCurl, type LogRecord, openTunnel, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
-import { tempDir, writePolicyFile } from "./policy-fixtures.js";
-import { scriptMcp } from "./scripted-server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
+import { curl, hasCurl, type LogRecord, openTunnel, type TestProxy } from "../helpers/proxy-harness.js";
 import { wireClient } from "./wire-client.js";
+import { enforceAndMonitor } from "./wire-scenario.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const rules = (port: number) => `rules:
@@ -27,23 +26,11 @@ detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinnin
 const isPolicy = (r: LogRecord): boolean => r.event === "policy";
 
 describe("CONNECT refusal", () => {
-  let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
   let enforce: TestProxy;
   let monitor: TestProxy;
-  beforeAll(async () => {
-    tmp = tempDir();
-    up = await startScriptedUpstream();
-    scriptMcp(up);
-    enforce = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: enforce\n${rules(up.port)}`, "enforce.yaml") });
-    monitor = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: monitor\n${rules(up.port)}`, "monitor.yaml") });
-  });
-  afterAll(async () => {
-    await enforce?.stop();
-    await monitor?.stop();
-    await up?.close();
-    tmp?.cleanup();
-  });
+  const pair = enforceAndMonitor(rules);
+  beforeAll(() => void ({ up, enforce, monitor } = pair));
 
   it("enforce: CONNECT to a denied host:port is answered 403 with the rule and reason; nothing reaches the server", async () => {
     const before = up.requests.length;

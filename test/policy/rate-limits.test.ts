@@ -2,7 +2,7 @@
  * Rate limits on a fake clock: a sliding one-minute window per session, per server or global.
  */
 import { describe, expect, it } from "vitest";
-import { fakeClock, firing, policyFrom, request, toolCall } from "./policy-fixtures.js";
+import { fakeClock, firing, notification, policyFrom, request, response, rpcEvent, toolCall } from "./policy-fixtures.js";
 
 const QUIET = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: off }\n";
 
@@ -83,5 +83,39 @@ describe("rate limits", () => {
     const d = policy.judge(toolCall("echo"));
     expect(d).toMatchObject({ action: "flag", enforced: false });
     expect(firing(d)).toEqual(["calls"]);
+  });
+
+  it("counts the messages a call starts with, not its answers: the README's rule allows perMinute calls, and never denies an answer", () => {
+    const { policy } = limited("session", 2);
+    for (let i = 0; i < 2; i++) {
+      expect(policy.judge(toolCall("echo")).action).toBe("allow");
+      expect(policy.judge(response("tools/call", { content: [] })).action).toBe("allow");
+      expect(policy.judge(rpcEvent({ jsonrpc: "2.0", id: 99, error: { code: -1, message: "x" } }, { method: "tools/call" })).action).toBe("allow");
+    }
+    expect(policy.judge(toolCall("echo")).action).toBe("deny");
+    // The answer of a call that ran is never denied, even with the budget spent.
+    expect(policy.judge(response("tools/call", { content: [] }))).toEqual({ action: "allow", enforced: false, rules: [] });
+  });
+
+  it("counts requests in either direction and notifications; a match naming kind or direction counts what it names, and an answer over it is flagged, not denied", () => {
+    const clock = fakeClock();
+    const policy = policyFrom(
+      `mode: enforce\n${QUIET}rateLimits:\n` +
+        "  - { name: sampling, match: { method: sampling/createMessage }, perMinute: 1 }\n" +
+        "  - { name: progress, match: { method: notifications/progress }, perMinute: 1 }\n" +
+        "  - { name: answers, match: { method: tools/list, kind: response }, perMinute: 1 }\n",
+      { now: clock.now },
+    );
+    const sampling = () => request("sampling/createMessage", {}, { direction: "server_to_client" });
+    expect(policy.judge(sampling()).action).toBe("allow");
+    expect(policy.judge(sampling()).action).toBe("deny");
+    expect(policy.judge(notification("notifications/progress", { progressToken: 1, progress: 1 })).action).toBe("allow");
+    expect(policy.judge(notification("notifications/progress", { progressToken: 1, progress: 2 })).action).toBe("deny");
+    expect(policy.judge(request("tools/list")).action).toBe("allow");
+    expect(policy.judge(request("tools/list")).action).toBe("allow");
+    expect(policy.judge(response("tools/list", { tools: [] })).action).toBe("allow");
+    const over = policy.judge(response("tools/list", { tools: [] }));
+    expect(over).toMatchObject({ action: "flag", enforced: false, rules: [{ name: "answers", action: "flag" }] });
+    expect(over.rules[0]!.reason).toMatch(/over 1 per minute.*an answer is not denied/);
   });
 });

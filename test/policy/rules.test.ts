@@ -52,6 +52,16 @@ describe("match fields", () => {
     expect(p.judgeConnect("::1", 443)).toMatchObject({ rule: "r" });
   });
 
+  it("server: an IPv6 literal in a rule is read as the proxy reads a target (mapped to IPv4, one canonical form)", () => {
+    const mapped = oneRule('{ server: "[::ffff:127.0.0.1]:8443" }');
+    expect(fires(mapped, request("ping", undefined, { server: "127.0.0.1:8443" }))).toBe(true);
+    expect(mapped.judgeConnect("127.0.0.1", 8443)).toMatchObject({ rule: "r" });
+    const longhand = oneRule('{ server: "0:0:0:0:0:0:0:1" }');
+    expect(fires(longhand, request("ping", undefined, { server: "[::1]:8443" }))).toBe(true);
+    const bracketed = oneRule('{ server: "[0::1]" }');
+    expect(fires(bracketed, request("ping", undefined, { server: "[::1]:8443" }))).toBe(true);
+  });
+
   it("server as a regular expression (re:) is unanchored unless anchored", () => {
     const p = oneRule('{ server: "re:^(10|192\\\\.168)\\\\." }');
     expect(fires(p, request("ping", undefined, { server: "10.1.2.3:80" }))).toBe(true);

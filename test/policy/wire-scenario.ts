@@ -39,3 +39,30 @@ export function wireScenario(policy: string, proxyOptions: Partial<StartOptions>
   });
   return scenario;
 }
+
+export interface ModePair {
+  up: ScriptedUpstream;
+  enforce: TestProxy;
+  monitor: TestProxy;
+}
+
+/** One scripted upstream and two proxies with the same rules (given the upstream's port), in enforce and monitor mode. */
+export function enforceAndMonitor(rules: (port: number) => string): ModePair {
+  const pair = {} as ModePair;
+  let tmp: ReturnType<typeof tempDir> | undefined;
+  beforeAll(async () => {
+    tmp = tempDir();
+    pair.up = await startScriptedUpstream();
+    scriptMcp(pair.up);
+    pair.enforce = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: enforce\n${rules(pair.up.port)}`, "enforce.yaml") });
+    pair.monitor = await startTestProxy({ config: writePolicyFile(tmp.dir, `mode: monitor\n${rules(pair.up.port)}`, "monitor.yaml") });
+  });
+  afterAll(async () => {
+    await pair.enforce?.stop();
+    await pair.monitor?.stop();
+    await pair.up?.close();
+    tmp?.cleanup();
+  });
+  return pair;
+}
+

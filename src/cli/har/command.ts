@@ -3,9 +3,10 @@ import type { Command } from "commander";
 import { VERSION } from "../package-info.js";
 import { addFilterOptions } from "../tail/command.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
-import { compileFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { buildHar } from "./har.js";
+import { escapeLine } from "../../log/escape-line.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 import { UsageError } from "../../util/usage-error.js";
 
@@ -66,12 +67,27 @@ export async function exportCommand(
     }
     throw err;
   }
+  const source = isStdin(file) ? "the input" : file;
+  if (records.length === 0) {
+    io.stderr.write(`mcp-wiretap: ${source} holds no mcp-wiretap record${skipped > 0 ? ` (${skipped} line(s) that are not JSON records skipped)` : ""}: nothing to export\n`);
+    return 1;
+  }
   const har = buildHar(records, {
     creator: { name: "mcp-wiretap", version: VERSION },
     filter: compileFilters(o),
     comment: `Exported by mcp-wiretap from ${isStdin(file) ? "stdin" : file}. Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.`,
   });
-  const text = JSON.stringify(har, null, 2) + "\n";
+  if (har.log.entries.length === 0) {
+    const stdioOnly = !records.some((r) => r.event === "http") && records.some((r) => String(r.server ?? "").startsWith("stdio:"));
+    io.stderr.write(
+      `mcp-wiretap: no HTTP exchange to export from ${source} (${records.length} record(s)${hasFilters(o) ? ", after the filters" : ""})` +
+        (stdioOnly ? `: a stdio log has no HTTP exchanges; \`export --html\` or \`tail\` show it\n` : "\n"),
+    );
+    return 1;
+  }
+  // Bidi and other format controls from record strings written `\uXXXX`, as the log writes them: a viewer
+  // or a terminal showing the file must not reorder or hide its text. (Only strings hold such characters.)
+  const text = escapeLine(JSON.stringify(har, null, 2)) + "\n";
   if (o.har === "-") {
     io.stdout.write(text);
   } else {
@@ -80,7 +96,7 @@ export async function exportCommand(
       // a link is refused, a device or a FIFO written as a stream (util/output-file).
       await writeOutputFile(o.har, text, "--har");
     } catch (err) {
-      io.stderr.write(`mcp-wiretap: cannot write ${o.har}: ${(err as Error).message}\n`);
+      io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);
       return 1;
     }
     io.stderr.write(`mcp-wiretap: wrote ${har.log.entries.length} entries to ${o.har}${skipped > 0 ? ` (${skipped} line(s) that are not JSON records skipped)` : ""}\n`);

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { collect } from "../option-parsers.js";
 import { useColor } from "../../saved-logs/color.js";
-import { compileFilters, DECISIONS, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
+import { compileFilters, DECISIONS, hasFilters, splitList, type DecisionAction, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { DEFAULT_POLL_MS, FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { TailFormatter } from "./formatter.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
@@ -65,6 +65,8 @@ const LEGEND = [
   "  DENY* rule     denied and enforced (enforce mode): blocked; what was done follows in ( )",
   "  UNANSWERED     a request that will never get its response; the reason follows",
   "  ⚠ header mismatch   stateless-revision headers (Mcp-Method, Mcp-Name) disagree with the body or are missing",
+  "  ↻ replay       sent by `mcp-wiretap replay` (records with replayOf)",
+  "With -v, `call <flow>#<id>` under a client's request is what `mcp-wiretap replay --call` takes.",
 ].join("\n");
 
 export function registerTailCommand(program: Command): void {
@@ -116,6 +118,7 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     if (held.length > 0) io.stdout.write(held.join("\n") + "\n");
   };
 
+  let matched = 0;
   const show = (line: string): void => {
     const record = parseRecord(line);
     if (record === null) {
@@ -124,6 +127,7 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
     }
     formatter.observe(record);
     if (!matches(record)) return;
+    matched++;
     if (o.json) {
       // Same record, with any raw control or bidi character written as a JSON escape (older logs have them).
       write(escapeLine(line));
@@ -178,6 +182,9 @@ export async function tailCommand(file: string | undefined, o: TailOptions, io: 
       return 1;
     }
     release();
+    if (matched === 0 && input.records > 0 && hasFilters(o) && !o.follow) {
+      io.stderr.write(`mcp-wiretap tail: no record of ${input.records} matched the filters\n`);
+    }
   } catch (err) {
     if (err instanceof FileReadError) {
       io.stderr.write(`mcp-wiretap: ${err.message}\n`);

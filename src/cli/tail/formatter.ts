@@ -2,7 +2,7 @@ import { painter, printable, type Paint } from "../../saved-logs/color.js";
 import { eventLine, exchangeFailed, httpLine, sessionLine } from "./event-lines.js";
 import { header, str, type LogRecord } from "../../saved-logs/filters.js";
 import { BranchPairing } from "./pairing.js";
-import { payloadLine } from "./payload-line.js";
+import { callLine, payloadLine } from "./payload-line.js";
 import { rpcLine } from "./rpc-line.js";
 
 export interface FormatterOptions {
@@ -48,8 +48,8 @@ export class TailFormatter {
     switch (record.event) {
       case "rpc": {
         const line = rpcLine(this.paint, record, this.pairing.branchOf(record));
-        const detail = this.opts.verbose ? payloadLine(this.paint, record) : null;
-        return detail === null ? line : `${line}\n${detail}`;
+        const details = this.opts.verbose ? [payloadLine(this.paint, record), callLine(this.paint, record)].filter((d): d is string => d !== null) : [];
+        return [line, ...details].join("\n");
       }
       case "http":
         return this.http(record);

@@ -1,6 +1,7 @@
 import { printable, type Paint } from "../../saved-logs/color.js";
 import { clip } from "../../saved-logs/layout.js";
 import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
+import { selectorOf } from "../../saved-logs/selector.js";
 
 /** Where the TEXT column starts in a row (see layout.ts `row`): detail lines are indented to it. */
 export const TEXT_COLUMN = 63;
@@ -19,6 +20,16 @@ export function payloadLine(p: Paint, r: LogRecord): string | null {
   const text = describe(r[field], r, field);
   if (text === null) return null;
   return `${" ".repeat(TEXT_COLUMN)}${p("dim", `${field === "params" && r.method === "tools/call" ? "args" : field} `)}${printable(clip(text, DETAIL_CHARS))}`;
+}
+
+/**
+ * `tail -v`: under a client's request, the selector `mcp-wiretap replay --call` takes (`<flow>#<id>`); under
+ * a replay's, also what it replayed.
+ */
+export function callLine(p: Paint, r: LogRecord): string | null {
+  if (r.kind !== "request" || r.direction !== "client_to_server" || typeof r.flow !== "string" || (typeof r.id !== "number" && typeof r.id !== "string")) return null;
+  const replayOf = str(r.replayOf);
+  return `${" ".repeat(TEXT_COLUMN)}${p("dim", "call ")}${printable(selectorOf(r.flow, r.id))}${replayOf ? p("cyan", printable(`  ↻ replay of ${replayOf}`)) : ""}`;
 }
 
 function describe(value: unknown, r: LogRecord, field: string): string | null {

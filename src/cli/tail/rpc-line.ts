@@ -1,5 +1,6 @@
 import { printable, type Paint, type Style } from "../../saved-logs/color.js";
 import { num, obj, ruleNames, str, type LogRecord } from "../../saved-logs/filters.js";
+import { isToolError } from "../../analysis/calls.js";
 import { bytes, clip, duration, KIND_WIDTH, pad, row, shortSession } from "../../saved-logs/layout.js";
 
 /** How the KIND column names and paints a message kind (notifications aside). */
@@ -54,6 +55,8 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
     const message = str(error?.message);
     if (code !== null || message) parts.push(p("red", printable([code, message && clip(message, 120)].filter((x) => x !== null && x !== "").join(" "))));
   }
+  // Counted as errors by `check` and `stats`: shown as such.
+  if (kind === "response" && isToolError(r)) parts.push(p("red", "✗ isError"));
   const reason = str(r.reason);
   if (reason) parts.push(p(kind === "invalid" ? "magenta" : kind === "unanswered" ? "red" : "yellow", printable(`— ${clip(reason, 160)}`)));
   const batch = obj(r.batch);
@@ -64,6 +67,7 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
   if (r.resultType === "input_required") parts.push(p("cyan", "⟳ input required"));
   if (typeof r.roundProblem === "string") parts.push(p("yellow", printable(`⚠ ${clip(r.roundProblem, 120)}`)));
   if (r.insecureUpstream === true) parts.push(p("yellow", "⚠ insecure upstream"));
+  if (typeof r.replayOf === "string") parts.push(p("cyan", "↻ replay"));
   const badge = decisionBadge(p, obj(r.decision));
   if (badge) parts.push(badge);
 

@@ -15,7 +15,21 @@ function redactAuthorization(value: string): string {
   return scheme === undefined ? REDACTED : `${scheme} ${REDACTED}`;
 }
 
-const keep = (value: string): string => value;
+/** A run of characters that may be a URL: `<…>`, quotes and white space end it (a `Link`, a quoted `error_uri`). */
+const URL_LIKE_RUN = /[^\s<>"'`]+/g;
+
+/**
+ * Any other header value with the secret parameters of every URL in it redacted (`Refresh: 0; url=…?code=…`,
+ * `Link: <…?code=…>; rel=…`), and of bare `name=value` pairs (`X-Debug: access_token=…`). One greedy pass over
+ * runs that cannot backtrack: linear.
+ */
+function redactUrlsIn(value: string): string {
+  if (!value.includes("=")) return value;
+  return value.replace(URL_LIKE_RUN, (run) => {
+    if (run.includes("?") || run.includes("#")) return redactUrlQuery(run);
+    return run.includes("=") ? redactUrlQuery(`?${run}`).slice(1) : run;
+  });
+}
 const hide = (): string => REDACTED;
 /** Header names repeat from one exchange to the next: each is classified once. */
 const redactors = new Map<string, (value: string) => string>();
@@ -27,7 +41,7 @@ function redactorFor(lower: string): (value: string) => string {
   if (AUTHORIZATION_HEADERS.has(lower)) redactor = redactAuthorization;
   else if (isSecretHeaderName(lower)) redactor = hide;
   else if (URL_HEADERS.has(lower)) redactor = redactUrlQuery;
-  else redactor = keep;
+  else redactor = redactUrlsIn;
   if (redactors.size < MAX_REMEMBERED_NAMES) redactors.set(lower, redactor);
   return redactor;
 }

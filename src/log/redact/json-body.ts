@@ -1,4 +1,5 @@
 import { defineMember, isPlainObject } from "./members.js";
+import { redactedAs } from "./label.js";
 import { isSecretMemberName, REDACTED } from "./names.js";
 import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 import { REDACTED_SEGMENT } from "../../detectors/walk-strings.js";
@@ -69,8 +70,12 @@ export function redactBody(value: unknown, hidden?: Set<string>): unknown {
  * argument) never reach the log either. Pointers that do not resolve are skipped.
  */
 export function maskAtPointers(value: unknown, masks: readonly { pointer: string; what: string }[]): unknown {
-  for (const { pointer, what } of masks) {
-    if (pointer === "") return `[redacted: ${what}]`;
+  // A string that held several secrets is named after all of them, not the last one placed.
+  const byPointer = new Map<string, string[]>();
+  for (const { pointer, what } of masks) byPointer.set(pointer, [...(byPointer.get(pointer) ?? []), what]);
+  for (const [pointer, whats] of byPointer) {
+    const label = redactedAs(whats);
+    if (pointer === "") return label;
     const segments = pointer.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
     // A member name the detector flagged is `<redacted>` in its path (and in the paths beneath it): the
     // object holding it has its secret names masked, and everything under them masked by shape.
@@ -88,7 +93,7 @@ export function maskAtPointers(value: unknown, masks: readonly { pointer: string
     }
     const last = segments.at(-1)!;
     if (typeof parent === "object" && parent !== null && typeof (parent as Record<string, unknown>)[last] === "string") {
-      (parent as Record<string, unknown>)[last] = `[redacted: ${what}]`;
+      (parent as Record<string, unknown>)[last] = label;
     }
   }
   return value;

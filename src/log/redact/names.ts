@@ -11,14 +11,22 @@ export const REDACTED = "[redacted]";
 
 /** A name containing one of these words holds a secret wherever the word stands (`db_password`, `secret_key`). */
 const SECRET_WORDS: ReadonlySet<string> = new Set([
-  "password", "passwd", "pwd", "passphrase", "secret", "secrets", "credential", "credentials", "creds", "apikey",
+  "password", "passwd", "pwd", "pswd", "passphrase", "secret", "secrets", "credential", "credentials", "creds", "apikey",
+  "connectionstring", "connstring", "connstr",
 ]);
 
 /** The name's last word says what its value is: `auth_token`, `basic_auth`, `X-Amz-Signature`, `jwt`. */
 const SECRET_HEADS: ReadonlySet<string> = new Set([
   "token", "auth", "authorization", "authentication", "jwt", "cookie", "session", "csrf", "xsrf", "otp", "totp",
-  "assertion", "verifier", "privatekey",
+  "assertion", "verifier", "privatekey", "pass", "pw", "passcode", "dsn",
 ]);
+
+/** In a query, form or header these short names are credentials (`?appid=` OpenWeather, `sk`, GitHub's `pat`); in JSON other things. */
+const PARAM_SECRET_HEADS: ReadonlySet<string> = new Set(["appid", "sk", "pat"]);
+
+/** `connection_string`, `connStr`: a database URL with its password. */
+const CONNECTION_STRING_HEADS: ReadonlySet<string> = new Set(["string", "str"]);
+const CONNECTION_QUALIFIERS: ReadonlySet<string> = new Set(["connection", "conn"]);
 
 /** A signature is a credential in a URL (`X-Amz-Signature`, `sig`); in JSON it is mostly code (`def f(x)`). */
 const URL_SIGNATURE_HEADS: ReadonlySet<string> = new Set(["signature", "sig"]);
@@ -40,8 +48,19 @@ const SECRET_CODE_QUALIFIERS: ReadonlySet<string> = new Set([
   "auth", "authorization", "oauth", "device", "otp", "totp", "mfa", "2fa", "security", "verification", "recovery", "backup", "access",
 ]);
 
-/** Run-together spellings (`accesstoken`, `xapikey`) are split before these endings. */
+/**
+ * Names of OAuth extensions whose words alone do not say they hold a credential: OpenID4VCI's pre-authorized
+ * code and transaction code, CIBA's authentication request id. Matched by their words, in any spelling.
+ */
+const OAUTH_CREDENTIAL_NAMES: ReadonlySet<string> = new Set(["pre authorized code", "tx code", "auth req id"]);
+
+/** Run-together spellings (`accesstoken`, `xapikey`, `hapikey`) are split before these endings. */
 const RUN_TOGETHER_ENDINGS = ["apikey", "token", "secret", "password", "passwd", "passphrase", "credentials", "credential"];
+
+/** `authkey`, `secretkey`: split before `key` only after these (a `monkey` is no key). */
+const RUN_TOGETHER_KEY_QUALIFIERS: ReadonlySet<string> = new Set([
+  "auth", "access", "secret", "master", "signing", "encryption", "license", "subscription", "private", "priv", "app", "client",
+]);
 
 /** Trailing words that name a container, not what is in it (form fields of `sensitive-fields`). */
 const CONTAINER_WORDS: ReadonlySet<string> = new Set(["field", "input", "value"]);
@@ -67,8 +86,9 @@ export function nameWords(name: string): string[] {
     .map(withoutTrailingDigits);
   const split: string[] = [];
   for (const word of words) {
-    const ending = RUN_TOGETHER_ENDINGS.find((e) => word.length > e.length + 1 && word.endsWith(e));
+    const ending = RUN_TOGETHER_ENDINGS.find((e) => word.length > e.length && word.endsWith(e));
     if (ending) split.push(word.slice(0, -ending.length), ending);
+    else if (word.endsWith("key") && RUN_TOGETHER_KEY_QUALIFIERS.has(word.slice(0, -3))) split.push(word.slice(0, -3), "key");
     else split.push(word);
   }
   // `api_key_2`, `access_token_field`, `secret_value`: what the value is comes before these.
@@ -81,12 +101,13 @@ type Context = "json" | "param";
 function classify(name: string, context: Context): boolean {
   const words = nameWords(name);
   if (words.length === 0) return false;
-  if (words.some((w) => SECRET_WORDS.has(w))) return true;
+  if (words.some((w) => SECRET_WORDS.has(w)) || OAUTH_CREDENTIAL_NAMES.has(words.join(" "))) return true;
   const head = words.at(-1)!;
   const qualifiers = words.slice(0, -1);
   if (head === "token") return !qualifiers.some((q) => PLAIN_TOKEN_QUALIFIERS.has(q));
   if (SECRET_HEADS.has(head)) return true;
-  if (URL_SIGNATURE_HEADS.has(head)) return context === "param";
+  if (CONNECTION_STRING_HEADS.has(head) && qualifiers.some((q) => CONNECTION_QUALIFIERS.has(q))) return true;
+  if (URL_SIGNATURE_HEADS.has(head) || PARAM_SECRET_HEADS.has(head)) return context === "param";
   // `key` and `code` alone: an API key and an OAuth code in a query or form, other things in JSON.
   if (head === "key") return qualifiers.length === 0 ? context === "param" : !qualifiers.some((q) => PLAIN_KEY_QUALIFIERS.has(q));
   if (head === "code") return qualifiers.length === 0 ? context === "param" : qualifiers.some((q) => SECRET_CODE_QUALIFIERS.has(q));

@@ -1,7 +1,8 @@
 import { isSecretParamName, REDACTED } from "./names.js";
 import { MIN_SCRUBBED_CHARS } from "./scrub.js";
 
-function decodeParamName(raw: string): string {
+/** A query or form parameter name or value as written, decoded (`+` is a space); as it is when malformed. */
+export function decodeParamName(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, " "));
   } catch {
@@ -9,16 +10,47 @@ function decodeParamName(raw: string): string {
   }
 }
 
+/**
+ * Servers split a query on `&`, and many on `;` as well (Rack, PHP's `arg_separator.input`,
+ * `parse_qs(separator=";")`), or on `;` alone. A parameter starts after either, and the value of a secret one
+ * is hidden to the next separator of the kind that opened it (`&` at the start): a value a client sent with
+ * a raw `;` in it (`dsn=Server=x;Password=y`) is hidden whole, and so is what a `;` reader takes for one.
+ * Hand-written: URLSearchParams and the `querystring` module read one separator.
+ */
+function secretValueRanges(text: string): [start: number, end: number][] {
+  const ranges: [number, number][] = [];
+  const next = (char: string, from: number): number => {
+    const at = text.indexOf(char, from);
+    return at < 0 ? text.length : at;
+  };
+  for (let start = 0; start <= text.length; ) {
+    const separator = start === 0 ? "&" : text[start - 1]!;
+    const nameEnd = Math.min(next("=", start), next("&", start), next(";", start));
+    if (text[nameEnd] === "=" && isSecretParamName(decodeParamName(text.slice(start, nameEnd)))) {
+      const from = nameEnd + 1;
+      ranges.push([from, next(separator, from)]);
+    }
+    start = Math.min(next("&", start), next(";", start)) + 1;
+  }
+  return ranges;
+}
+
 function redactParams(text: string): string {
-  return text
-    .split("&")
-    .map((pair) => {
-      const equals = pair.indexOf("=");
-      if (equals < 0) return pair;
-      const rawName = pair.slice(0, equals);
-      return isSecretParamName(decodeParamName(rawName)) ? `${rawName}=${REDACTED}` : pair;
-    })
-    .join("&");
+  let out = "";
+  let kept = 0;
+  for (const [start, end] of secretValueRanges(text)) {
+    if (end <= kept) continue;
+    out += start >= kept ? `${text.slice(kept, start)}${REDACTED}` : "";
+    kept = end;
+  }
+  return kept === 0 ? text : out + text.slice(kept);
+}
+
+/** A path parameter (`/mcp;api_key=…`: servlet path parameters, JAX-RS matrix parameters). */
+const PATH_PARAM = /;([^;/=]*)=([^;/]*)/g;
+
+function redactPathParams(path: string): string {
+  return path.replace(PATH_PARAM, (pair, rawName: string) => (isSecretParamName(decodeParamName(rawName)) ? `;${rawName}=${REDACTED}` : pair));
 }
 
 /** Text quoting a URL (a setting, in an error message) with the URL's `user:password@` hidden. */
@@ -43,7 +75,7 @@ export function redactUrlQuery(pathWithQuery: string): string {
   const base = question < 0 ? beforeHash : beforeHash.slice(0, question);
   const query = question < 0 ? undefined : beforeHash.slice(question + 1);
   return (
-    base +
+    redactPathParams(base) +
     (query === undefined ? "" : `?${redactParams(query)}`) +
     (fragment === undefined ? "" : `#${redactParams(fragment)}`)
   );
@@ -55,13 +87,15 @@ export function redactUrlQuery(pathWithQuery: string): string {
  */
 export function queryCredentials(pathWithQuery: string): string[] {
   const found = new Set<string>();
-  const start = pathWithQuery.search(/[?#]/);
-  if (start < 0) return [];
-  for (const pair of pathWithQuery.slice(start + 1).split(/[&#]/)) {
-    const equals = pair.indexOf("=");
-    if (equals < 0 || !isSecretParamName(decodeParamName(pair.slice(0, equals)))) continue;
-    const raw = pair.slice(equals + 1);
-    for (const value of [raw, decodeParamName(raw)]) if (value.length >= MIN_SCRUBBED_CHARS) found.add(value);
+  const split = pathWithQuery.search(/[?#]/);
+  const path = split < 0 ? pathWithQuery : pathWithQuery.slice(0, split);
+  const values = [...path.matchAll(PATH_PARAM)].filter(([, name]) => isSecretParamName(decodeParamName(name!))).map(([, , value]) => value!);
+  if (split >= 0) {
+    for (const part of pathWithQuery.slice(split + 1).split("#")) {
+      // As hidden, and as a reader splitting on both separators reads it (a server may echo either).
+      for (const [start, end] of secretValueRanges(part)) values.push(part.slice(start, end), part.slice(start, end).split(/[&;]/)[0]!);
+    }
   }
+  for (const raw of values) for (const value of [raw, decodeParamName(raw)]) if (value.length >= MIN_SCRUBBED_CHARS) found.add(value);
   return [...found];
 }

@@ -1,7 +1,8 @@
 import type { Logger } from "../../log/logger.js";
 import { decodedBody } from "../../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../../proxy/exchange.js";
-import { capture } from "./capture.js";
+import { bodyCredentials } from "./body-credentials.js";
+import { capture, type Capture } from "./capture.js";
 import { challengeOf, discoveryDocument, mayCarryOAuthBody } from "./classify.js";
 import { AuthFlow } from "./flow.js";
 import { authRecord } from "./record.js";
@@ -17,6 +18,8 @@ import { authRecord } from "./record.js";
 export interface AuthTrafficOptions {
   /** Largest (decoded) body inspected, each way; a larger one is recorded as `truncated: true`. */
   maxBodyBytes?: number;
+  /** Told the credentials each body carried, removed by value from every record of the exchange. */
+  secrets?: { willLearn(flow: string, values: Promise<Iterable<string>>): void };
 }
 
 export const DEFAULT_AUTH_MAX_BODY_BYTES = 64 * 1024;
@@ -28,6 +31,10 @@ const CLOSE_GRACE_MS = 1_000;
 /** The `auth` addon: register it with the others in `startProxy`. */
 export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Addon {
   const limit = opts.maxBodyBytes ?? DEFAULT_AUTH_MAX_BODY_BYTES;
+  const learn = (ex: Exchange, body: Capture, headers: Exchange["request"]["headers"]): Capture => {
+    opts.secrets?.willLearn(ex.id, body.done.then(() => bodyCredentials(body.result(), headers)));
+    return body;
+  };
   const pending = new Set<Promise<void>>();
   const existing = (ex: Exchange) => ex.notes.get(NOTE) as AuthFlow | undefined;
   const flowOf = (ex: Exchange): AuthFlow => {
@@ -47,7 +54,7 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
       if (document) flowOf(ex).document = document;
       if (method === "POST" && mayCarryOAuthBody(headers)) {
         const flow = flowOf(ex);
-        flow.request = capture(decodedBody(ex, "request"), limit);
+        flow.request = learn(ex, capture(decodedBody(ex, "request"), limit), headers);
       }
     },
 
@@ -58,7 +65,7 @@ export function authTrafficAddon(log: Logger, opts: AuthTrafficOptions = {}): Ad
       if (challenge) flowOf(ex).challenge = challenge;
       const flow = existing(ex);
       if (flow && (flow.document || flow.request)) {
-        flow.response = capture(decodedBody(ex, "response"), limit);
+        flow.response = learn(ex, capture(decodedBody(ex, "response"), limit), response.headers);
       }
     },
 

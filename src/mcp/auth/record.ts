@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders } from "node:http";
-import { headerCredentials, isSecretMemberName, longestFirst, redactUrlQuery, scrubValues } from "../../log/redact.js";
+import { headerCredentials, longestFirst, redactUrlQuery, scrubValues } from "../../log/redact.js";
+import { bodyCredentials } from "./body-credentials.js";
 import { formatTarget } from "../../proxy/target.js";
 import type { CapturedBody } from "./capture.js";
 import { classifyStep } from "./classify.js";
@@ -40,7 +40,11 @@ export function authRecord(flow: AuthFlow): BuiltRecord | undefined {
   if (ex.error) fields.exchangeError = ex.error.code;
 
   const failedOAuth = (step === "token" || step === "registration") && (ex.response?.status ?? 0) >= 400;
-  const secrets = knownSecrets(ex.request.headers, requestValue, responseJson?.value);
+  const secrets = longestFirst([
+    ...headerCredentials(ex.request.headers),
+    ...(requestBody ? bodyCredentials(requestBody, ex.request.headers) : []),
+    ...(responseBody && ex.response ? bodyCredentials(responseBody, ex.response.headers) : []),
+  ]);
   return { level: ex.error || failedOAuth ? "warn" : "info", fields: capTexts(scrubValues(fields, secrets)) as Record<string, unknown> };
 }
 
@@ -71,32 +75,4 @@ function addBodyProblems(
   }
   if (truncated) fields.truncated = true;
   if (Object.keys(problems).length > 0) fields.bodyProblems = problems;
-}
-
-/**
- * OAuth codes and secrets are removed by value from 6 characters (short test codes exist; these members hold
- * nothing else), header credentials only from MIN_SCRUBBED_CHARS (a cookie may be `theme=dark`).
- */
-const MIN_BODY_SECRET_CHARS = 6;
-
-/**
- * The credentials this exchange carried (Authorization credentials, secret members of both bodies). Servers
- * echo them in free text ("refresh token 8xZ… expired"), where no pattern can spot them: they are removed
- * by value from every string of the record.
- */
-function knownSecrets(
-  headers: IncomingHttpHeaders,
-  requestValue: Record<string, unknown> | undefined,
-  responseValue: Record<string, unknown> | undefined,
-): string[] {
-  const found = new Set<string>(headerCredentials(headers));
-  const add = (value: unknown): void => {
-    if (typeof value === "string" && value.length >= MIN_BODY_SECRET_CHARS) found.add(value);
-    else if (Array.isArray(value)) value.forEach(add);
-  };
-  for (const body of [requestValue, responseValue]) {
-    if (!body) continue;
-    for (const [name, value] of Object.entries(body)) if (name === "code" || isSecretMemberName(name)) add(value);
-  }
-  return longestFirst(found);
 }

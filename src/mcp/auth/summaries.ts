@@ -6,6 +6,12 @@ import { authorizationScheme, clientId, copyString, first, stringList, text, url
  * as booleans ("a client_secret was sent"), every string cleaned on the way.
  */
 
+/**
+ * Credentials of the grants of OAuth extensions (OpenID4VCI, RFC 8693 token exchange, RFC 7523 JWT bearer,
+ * RFC 8628 device flow, CIBA) and of the password grant: named in a token request's summary when it carried one.
+ */
+const EXTENSION_CREDENTIALS = ["pre-authorized_code", "tx_code", "subject_token", "actor_token", "assertion", "device_code", "auth_req_id", "password"] as const;
+
 export function tokenRequest(body: Record<string, unknown>, headers: IncomingHttpHeaders): Record<string, unknown> {
   const has = (name: string) => body[name] !== undefined && body[name] !== "";
   const out: Record<string, unknown> = { grant_type: text(String(first(body.grant_type))) };
@@ -19,6 +25,7 @@ export function tokenRequest(body: Record<string, unknown>, headers: IncomingHtt
   out.refresh_token = has("refresh_token");
   out.client_secret = has("client_secret");
   out.client_assertion = has("client_assertion");
+  for (const name of EXTENSION_CREDENTIALS) if (has(name)) out[name] = true;
   const scheme = authorizationScheme(headers.authorization);
   out.client_auth =
     scheme === "Basic" ? "client_secret_basic" : has("client_assertion") ? "private_key_jwt" : has("client_secret") ? "client_secret_post" : "none";
@@ -29,6 +36,7 @@ export function tokenResponse(body: Record<string, unknown> | undefined): Record
   const out: Record<string, unknown> = {};
   if (body) {
     copyString(out, "token_type", body.token_type, text);
+    copyString(out, "issued_token_type", body.issued_token_type, text);
     const expires = typeof body.expires_in === "string" && /^\d{1,12}$/.test(body.expires_in) ? Number(body.expires_in) : body.expires_in;
     if (typeof expires === "number" && Number.isFinite(expires)) out.expires_in = expires;
     copyString(out, "scope", body.scope, text);

@@ -40,11 +40,20 @@ const TokenRequestSchema = z.strictObject({
   refresh_token: z.boolean(),
   client_secret: z.boolean(),
   client_assertion: z.boolean(),
+  "pre-authorized_code": z.literal(true).optional(),
+  tx_code: z.literal(true).optional(),
+  subject_token: z.literal(true).optional(),
+  actor_token: z.literal(true).optional(),
+  assertion: z.literal(true).optional(),
+  device_code: z.literal(true).optional(),
+  auth_req_id: z.literal(true).optional(),
+  password: z.literal(true).optional(),
   client_auth: z.enum(["client_secret_basic", "private_key_jwt", "client_secret_post", "none"]),
 });
 
 const TokenResponseSchema = z.strictObject({
   token_type: optionalText,
+  issued_token_type: optionalText,
   expires_in: z.number().optional(),
   scope: optionalText,
   access_token: z.boolean(),

@@ -12,6 +12,7 @@ export function common<const L extends readonly [Level, ...Level[]]>(...levels: 
     seq: z.number().int().nonnegative().optional(),
     prevHash: z.string().optional(),
     mac: z.string().optional(),
+    replayOf: z.string().optional(),
   };
 }
 

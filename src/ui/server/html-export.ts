@@ -32,6 +32,10 @@ export async function exportHtml(
     }
     throw err;
   }
+  if (!lines.some((line) => !line.includes('"event":"session"'))) {
+    io.stderr.write(`mcp-wiretap: no mcp-wiretap record${files.length > 0 ? ` in ${files.join(", ")}` : " in the input"} matched: nothing to export\n`);
+    return 1;
+  }
   const title = `mcp-wiretap: ${inputs.map((f) => (isStdin(f) ? "stdin" : f)).join(", ")}`;
   const page = exportedPage(lines, title);
   if (out === "-") {
@@ -41,7 +45,7 @@ export async function exportHtml(
   try {
     await writeOutputFile(out, page, "--html");
   } catch (err) {
-    io.stderr.write(`mcp-wiretap: cannot write ${out}: ${(err as Error).message}\n`);
+    io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);
     return 1;
   }
   io.stderr.write(`mcp-wiretap: wrote ${lines.length} records to ${out}\n`);

@@ -13,8 +13,9 @@ const LIVE_MAX_BYTES = 256 * 1024 * 1024;
 export async function startLiveUi(records: RecordStream, port: number, onEvicted?: EvictionSink): Promise<RunningUi> {
   const history = new RecordHistory(LIVE_MAX_LINES, LIVE_MAX_BYTES);
   const ui = await startUiServer({ port, history, source: { kind: "live", follow: true, description: "live proxy" }, ...(onEvicted ? { onEvicted } : {}) }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "EADDRINUSE") err.message = `web UI port ${port} is in use; choose another with --ui-port N (0: any free port)`;
-    throw err;
+    if (err.code === "EADDRINUSE") err.message = `web UI port ${port} is in use`;
+    // The advice after a failed listen names the option that chose this port.
+    throw Object.assign(err, { flag: "--ui-port" });
   });
   const subscription = records.subscribe((line) => history.append(line), { maxQueue: LIVE_MAX_QUEUE, name: "web-ui" });
   return {
