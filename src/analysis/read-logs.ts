@@ -1,9 +1,9 @@
-import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { verifyChain, type ChainReport } from "../log/audit-verify.js";
 import { parseRecord } from "../saved-logs/parse-record.js";
 import type { LogRecord } from "../saved-logs/filters.js";
-import { FileReadError, inputLines } from "../saved-logs/follow.js";
+import { inputLines } from "../saved-logs/follow.js";
+import { inputKind, regularFilesIn, type NoteSink } from "../saved-logs/log-inputs.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** One input of an analysis: a file (or standard input) and what could not be read in it. */
@@ -26,28 +26,25 @@ const LOG_NAME = /\.(ndjson|jsonl|log)(\.(\d+))?$/;
 
 /**
  * The files named by FILE arguments, in reading order: a file as it is; a folder as its log files
- * (regular files only, symlinks skipped), each log's rotated files oldest first (`x.2`, `x.1`, `x`).
+ * (regular files only, symlinks skipped with a note), each log's rotated files oldest first (`x.2`, `x.1`,
+ * `x`). A FILE that is a symlink is refused (src/saved-logs/log-inputs.ts).
  */
-export async function expandInputs(inputs: readonly string[]): Promise<string[]> {
+export async function expandInputs(inputs: readonly string[], onNote?: NoteSink): Promise<string[]> {
   const out: string[] = [];
   for (const input of inputs) {
     if (input === "-") {
       out.push(input);
       continue;
     }
-    const info = await stat(input).catch((err: NodeJS.ErrnoException) => {
-      throw new FileReadError(`cannot read ${input}: ${err.code ?? err.message}`);
-    });
-    if (!info.isDirectory()) {
+    if ((await inputKind(input, onNote)) === "file") {
       out.push(input);
       continue;
     }
-    const entries = await readdir(input, { withFileTypes: true });
-    const logs = entries
-      .filter((e) => e.isFile() && LOG_NAME.test(e.name))
-      .map((e) => {
-        const m = LOG_NAME.exec(e.name)!;
-        return { name: e.name, base: e.name.slice(0, m.index + 1 + m[1]!.length), rotation: m[3] === undefined ? 0 : Number(m[3]) };
+    const logs = (await regularFilesIn(input, onNote))
+      .filter((name) => LOG_NAME.test(name))
+      .map((name) => {
+        const m = LOG_NAME.exec(name)!;
+        return { name, base: name.slice(0, m.index + 1 + m[1]!.length), rotation: m[3] === undefined ? 0 : Number(m[3]) };
       })
       .sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : b.rotation - a.rotation));
     if (logs.length === 0) throw new UsageError(`${input} holds no log files (*.ndjson, *.jsonl, *.log)`);
@@ -60,12 +57,12 @@ export async function expandInputs(inputs: readonly string[]): Promise<string[]>
  * Reads and parses every record of the inputs (none: standard input). With `verifyChain`, a log written with
  * --audit-chain (its first record has `seq`) is also checked link by link; only then are its lines kept.
  */
-export async function loadLogs(inputs: readonly string[], stdin: NodeJS.ReadableStream, opts: { verifyChain?: boolean } = {}): Promise<LoadedLogs> {
+export async function loadLogs(inputs: readonly string[], stdin: NodeJS.ReadableStream, opts: { verifyChain?: boolean; onNote?: NoteSink } = {}): Promise<LoadedLogs> {
   // Standard input at a terminal would wait for typing: more likely a forgotten FILE.
   if ((inputs.length === 0 || inputs.includes("-")) && (stdin as { isTTY?: boolean }).isTTY === true) {
     throw new UsageError("give a log file or folder (or pipe a log in)");
   }
-  const files = inputs.length === 0 ? ["-"] : await expandInputs(inputs);
+  const files = inputs.length === 0 ? ["-"] : await expandInputs(inputs, opts.onNote);
   const records: LogRecord[] = [];
   const sources: LogSource[] = [];
   const texts: { name: string; text: string }[] = [];

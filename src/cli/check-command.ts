@@ -5,7 +5,7 @@ import { DEFAULT_FAIL_ON, findConditions, type Condition } from "../analysis/con
 import { junitXml } from "../analysis/junit.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
-import { defaultIo, type AnalysisIo } from "./stats-command.js";
+import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
 import { splitList } from "../saved-logs/filters.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
@@ -24,7 +24,7 @@ export const CHECK_EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 export async function checkCommand(files: string[], o: CheckCommandOptions, io: AnalysisIo = defaultIo()): Promise<number> {
   let logs;
   try {
-    logs = await loadLogs(files, io.stdin, { verifyChain: true });
+    logs = await loadLogs(files, io.stdin, { verifyChain: true, onNote: noteTo(io.stderr) });
   } catch (err) {
     if (err instanceof FileReadError || (err as Error).name === "UsageError") {
       io.stderr.write(`mcp-wiretap: ${(err as Error).message}\n`);

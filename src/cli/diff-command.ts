@@ -2,7 +2,7 @@ import { buildCalls } from "../analysis/calls.js";
 import { diffText } from "../analysis/diff-report.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { diffRuns } from "../analysis/run-diff.js";
-import { defaultIo, type AnalysisIo } from "./stats-command.js";
+import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
 export interface DiffCommandOptions {
@@ -18,7 +18,7 @@ export async function diffCommand(a: string, b: string, o: DiffCommandOptions, i
   try {
     runs = await Promise.all([a, b].map(async (input) => {
       if (input === "-") throw new FileReadError("diff reads files or folders, not stdin");
-      const logs = await loadLogs([input], io.stdin);
+      const logs = await loadLogs([input], io.stdin, { onNote: noteTo(io.stderr) });
       return { records: logs.records, calls: buildCalls(logs.records) };
     }));
   } catch (err) {

@@ -66,6 +66,7 @@ export function createMessagePipeline(policy: Pick<Policy, "judge" | "enforcing"
         log[loud ? "warn" : "info"](record);
       },
       session: (record) => log.info(record),
+      evicted: (record) => log.warn(record),
     },
   });
 }

@@ -164,7 +164,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const ui =
     opts.uiPort === undefined
       ? null
-      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort).catch(async (err: unknown) => {
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r)).catch(async (err: unknown) => {
           await server.close(0);
           throw err;
         });
@@ -203,7 +203,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
+        policy.flushEvictions();
         await ui?.close();
+        ui?.flushEvictions();
         // Subscribers' last drop counts go before `stop`, which stays the last record (verify-log checks it).
         if (otelFeed) {
           // The feed drains 512 lines a turn: let what the last exchanges wrote reach the exporter.

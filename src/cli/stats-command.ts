@@ -20,7 +20,7 @@ export interface AnalysisIo {
 /** `mcp-wiretap stats`: resolves with the exit code (0, or 1 when an input cannot be read). */
 export async function statsCommand(files: string[], o: StatsOptions, io: AnalysisIo = defaultIo()): Promise<number> {
   try {
-    const logs = await loadLogs(files, io.stdin);
+    const logs = await loadLogs(files, io.stdin, { onNote: noteTo(io.stderr) });
     const report = computeStats(selectCalls(logs.records, o), o.by ?? "tool");
     io.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : statsTable(report));
     return 0;
@@ -31,6 +31,11 @@ export async function statsCommand(files: string[], o: StatsOptions, io: Analysi
     }
     throw err;
   }
+}
+
+/** A reader's notes (links skipped, folders others can write to) on stderr. */
+export function noteTo(stderr: NodeJS.WritableStream): (message: string) => void {
+  return (message) => void stderr.write(`mcp-wiretap: ${message}\n`);
 }
 
 export function defaultIo(): AnalysisIo {

@@ -84,6 +84,9 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
   pipeline.tracker.endSession(server, session, reason);
   pipeline.tracker.close();
+  policy.flushEvictions();
+  // `stop` stays the last record (verify-log checks it): the UI's last drop counts go before it.
+  ui?.flushEvictions();
   log.info(stopRecord({ server, session, reason, exitCode: code, droppedRecords: sink.health.dropped }));
   await ui?.close();
   await sink.flush();
@@ -110,10 +113,10 @@ function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
  * The live web UI of this launch, when asked for. The server matters more than its UI: a UI that cannot be
  * served (its port taken by another launch, say) is said on stderr and in the log, and the relay goes on.
  */
-async function startUi(sink: LogSink, port: number | undefined): Promise<{ close(): Promise<void> } | null> {
+async function startUi(sink: LogSink, port: number | undefined): Promise<{ close(): Promise<void>; flushEvictions(): void } | null> {
   if (port === undefined) return null;
   try {
-    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port);
+    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port, (r) => sink.logger.warn(r));
     process.stderr.write(`mcp-wiretap stdio: UI: ${ui.url}\n`);
     return ui;
   } catch (err) {

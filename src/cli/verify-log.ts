@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { readAuditKey, readChainState, statePathFor, AUDIT_KEY_FILE } from "../log/audit-state.js";
 import { findStateOfChain, readStateCopy } from "../log/audit-state-lookup.js";
 import { verifyChain, type ChainReport } from "../log/audit-verify.js";
+import { symlinkMessage } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** verify-log's exit codes (README: "Checking a log"). A usage error (a file that cannot be read) is 2. */
@@ -52,11 +53,22 @@ export function verifyLogCommand(files: string[], opts: VerifyLogOptions): void 
   process.exitCode = exit;
 }
 
+/** The log's text; a symbolic link is never followed (see src/saved-logs/log-inputs.ts). */
 function readLog(name: string): string {
+  let fd: number;
   try {
-    return readFileSync(name, "utf8");
+    fd = openSync(name, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   } catch (error) {
-    throw new UsageError(`missing file: cannot read ${name} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "EMLINK") throw new UsageError(symlinkMessage("the log", name));
+    throw new UsageError(`missing file: cannot read ${name} (${code ?? String(error)})`);
+  }
+  try {
+    return readFileSync(fd, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read ${name} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -2,7 +2,7 @@ import { fstatSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { AuditChain } from "./audit-chain.js";
-import { prepareAuditChain } from "./audit-state.js";
+import { prepareAuditChain, statePathFor } from "./audit-state.js";
 import { BatchWriter, type BatchWriterOptions } from "./batch-writer.js";
 import { escapeLine } from "./escape-line.js";
 import { ExchangeSecrets } from "./exchange-secrets.js";
@@ -11,6 +11,7 @@ import { serializeRecordsOnce } from "./record-json.js";
 import { LogHealth, type OnLogError } from "./log-health.js";
 import { UsageError } from "../util/usage-error.js";
 import { descriptorOfPath } from "../util/private-file.js";
+import { lockLogFile, type WriterLock } from "./writer-lock.js";
 import { RecordStream, teeToRecordStream } from "../sinks/record-stream.js";
 
 export type { Logger };
@@ -69,6 +70,11 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
   };
   const target = opts.stream ? "stream" : (opts.file ?? (opts.fd === 2 ? "stderr" : "stdout"));
   const health = new LogHealth(opts.onError ?? "pass", target);
+  // One writer per log: its lock is taken before the file is opened (devices and FIFOs are never locked).
+  const locks: WriterLock[] = opts.file && !opts.stream ? lockLog(opts.file) : [];
+  const releaseLocks = (): void => {
+    for (const l of locks.splice(0)) l.release();
+  };
   let audit: ReturnType<typeof prepareAuditChain> | null = null;
   let chain: AuditChain | null = null;
   let saved = -1;
@@ -79,15 +85,25 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     saved = last.seq;
     audit.state.save(last, chain?.identity ?? null);
   };
-  const base = opts.stream
-    ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target, file: null }
-    : writerDestination(opts, target, health, checkpoint);
+  let base: ReturnType<typeof writerDestination> | { stream: pino.DestinationStream; flush: () => Promise<void>; describe: string; file: null };
+  try {
+    base = opts.stream
+      ? { stream: opts.stream as unknown as pino.DestinationStream, flush: async () => {}, describe: target, file: null }
+      : writerDestination(opts, target, health, checkpoint);
+  } catch (error) {
+    releaseLocks();
+    throw error;
+  }
   if (opts.auditChain) {
     try {
       // A stream (a device, a FIFO, stdout) keeps no state: nothing can be read back from it to verify.
       audit = prepareAuditChain(opts.auditChain.dir, base.file);
+      // The audit state has one writer too (the folder now made).
+      const stateLock = base.file && locks.length > 0 ? lockLogFile(statePathFor(opts.auditChain.dir, base.file), "the audit state") : null;
+      if (stateLock) locks.push(stateLock);
     } catch (error) {
       void base.flush();
+      releaseLocks();
       throw error;
     }
     saved = audit.from?.seq ?? -1;
@@ -104,6 +120,7 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     records.close();
     await base.flush();
     audit?.state?.close();
+    releaseLocks();
   };
   return { logger, target: base.describe, health, secrets, records, flush };
 }
@@ -118,6 +135,18 @@ function isoTime(): string {
     stamp = `,"time":"${new Date(now).toISOString()}"`;
   }
   return stamp;
+}
+
+/** The log file's lock (its folder made first, 0700 where missing); none for a device, FIFO or descriptor path. */
+function lockLog(file: string): WriterLock[] {
+  if (descriptorOfPath(file) !== null) return [];
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new LogFileError(`--log-file ${file}: cannot write to it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  const lock = lockLogFile(file, "--log-file");
+  return lock ? [lock] : [];
 }
 
 /** A log file that cannot be opened is a configuration error: said at start, not discovered later. */

@@ -293,8 +293,7 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
   // `close` reports it (and ends the sessions) as "proxy stopped".
   if (ex.error?.code === "shutdown") return;
   if (flow.legacy && flow.legacy.streamFlow === ex.id) {
-    tracker.legacy.remove(flow.legacy);
-    tracker.endSession(flow.server, flow.legacy.endpointPath, "stream closed", ex.id);
+    tracker.endLegacyStream(ex.id, "stream closed");
     return;
   }
   if (!flow.isMcp || flow.legacy) return;

@@ -1,3 +1,4 @@
+import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink } from "../bounds/evictions.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
 
 export type Direction = "client_to_server" | "server_to_client";
@@ -22,8 +23,8 @@ export interface PendingRequest {
   readonly progressToken: string | number | undefined;
   /** Protocol revision the request was sent under, when known: its response and unanswered record carry it too. */
   readonly protocolVersion?: string | null;
-  /** Request params kept only where a later record needs them (initialize). */
-  readonly keep?: unknown;
+  /** What a later record needs of the request's params (initialize: clientInfo and capabilities, size-capped). */
+  readonly keep?: { value: unknown; bytes: number };
   /** A retry of a multi-round call: the call and the round it opens (its answer carries them too). */
   readonly call?: string;
   readonly round?: number;
@@ -31,11 +32,18 @@ export interface PendingRequest {
 
 export type Unanswered = PendingRequest & { reason: string };
 
+export interface CorrelatorLimits {
+  /** Requests waiting for an answer, and (as many again) requests given up. */
+  maxPending: number;
+  /** Bytes those requests may hold, each table. */
+  maxPendingBytes: number;
+}
+
 /**
  * Ties responses, progress and cancellations to their requests. The key is
  * (server, session, direction of the request, id): clients and servers number requests independently, and
- * the same id may be reused in another session. The table is bounded; what falls out is handed to
- * `onEvicted`, never dropped silently.
+ * the same id may be reused in another session. The table is bounded by entries and bytes; what falls out
+ * is handed to `onEvicted`, never dropped silently.
  */
 export class Correlator {
   private readonly pending = new Map<string, PendingRequest>();
@@ -47,14 +55,30 @@ export class Correlator {
    * a peer still takes an answer that comes later, on another stream of the session, for theirs.
    */
   private readonly givenUp = new Map<string, PendingRequest>();
+  private pendingBytes = 0;
+  private givenUpBytes = 0;
+  private readonly givenUpEvictions: EvictionReport;
 
   constructor(
-    private readonly maxPending: number,
+    private readonly limits: CorrelatorLimits,
     private readonly onEvicted: (lost: Unanswered) => void,
-  ) {}
+    reportEvictions: EvictionSink = () => undefined,
+  ) {
+    this.givenUpEvictions = new EvictionReport("given_up", { maxEntries: limits.maxPending, maxBytes: limits.maxPendingBytes }, reportEvictions);
+  }
 
   get size(): number {
     return this.pending.size;
+  }
+
+  /** What the tables hold: entries and bytes, pending and given up. */
+  get usage(): { pending: number; pendingBytes: number; givenUp: number; givenUpBytes: number } {
+    return { pending: this.pending.size, pendingBytes: this.pendingBytes, givenUp: this.givenUp.size, givenUpBytes: this.givenUpBytes };
+  }
+
+  /** Writes the given-up evictions still counted (at shutdown). */
+  flushEvictions(): void {
+    this.givenUpEvictions.flush();
   }
 
   add(request: PendingRequest): void {
@@ -62,14 +86,15 @@ export class Correlator {
     const previous = this.pending.get(key);
     // Not remembered: a peer that reuses an id ties the next answer to its latest request, as the table does.
     if (previous) this.onEvicted({ ...previous, reason: "id_reused" });
-    this.pending.delete(key);
-    this.givenUp.delete(key);
+    this.take(key);
+    this.forget(key);
     this.pending.set(key, request);
+    this.pendingBytes += pendingBytes(request);
     if (request.progressToken !== undefined) {
       this.progress.set(tokenKey(request.server, request.session, request.direction, request.progressToken), key);
     }
     if (request.method === LISTEN) this.listens.set(scopeKey(request.server, request.session, request.direction), key);
-    while (this.pending.size > this.maxPending) {
+    while (this.pending.size > this.limits.maxPending || (this.pendingBytes > this.limits.maxPendingBytes && this.pending.size > 1)) {
       const oldest = this.pending.keys().next().value as string;
       const lost = this.take(oldest)!;
       this.remember(oldest, lost);
@@ -85,9 +110,7 @@ export class Correlator {
   /** A request given up earlier that this late response answers (removed: it is answered now). */
   answerLate(server: string, session: string | null, requestDirection: Direction, id: RequestId): PendingRequest | undefined {
     const key = requestKey(server, session, requestDirection, id);
-    const p = this.givenUp.get(key);
-    if (p) this.givenUp.delete(key);
-    return p;
+    return this.forget(key);
   }
 
   /** The request a `notifications/progress` belongs to (it stays pending). */
@@ -120,16 +143,32 @@ export class Correlator {
     return out;
   }
 
+  /** A given-up request keeps only what ties a late answer to it: never the params kept for its answer. */
   private remember(key: string, p: PendingRequest): void {
+    this.forget(key);
+    const { keep: _keep, ...kept } = p;
+    this.givenUp.set(key, kept);
+    this.givenUpBytes += pendingBytes(kept);
+    while (this.givenUp.size > this.limits.maxPending || this.givenUpBytes > this.limits.maxPendingBytes) {
+      const oldest = this.givenUp.keys().next().value as string;
+      const bytes = pendingBytes(this.forget(oldest)!);
+      this.givenUpEvictions.evicted(this.givenUp.size >= this.limits.maxPending ? "entries" : "bytes", bytes);
+    }
+  }
+
+  private forget(key: string): PendingRequest | undefined {
+    const p = this.givenUp.get(key);
+    if (!p) return undefined;
     this.givenUp.delete(key);
-    this.givenUp.set(key, p);
-    while (this.givenUp.size > this.maxPending) this.givenUp.delete(this.givenUp.keys().next().value as string);
+    this.givenUpBytes -= pendingBytes(p);
+    return p;
   }
 
   private take(key: string): PendingRequest | undefined {
     const p = this.pending.get(key);
     if (!p) return undefined;
     this.pending.delete(key);
+    this.pendingBytes -= pendingBytes(p);
     if (p.progressToken !== undefined) this.progress.delete(tokenKey(p.server, p.session, p.direction, p.progressToken));
     if (p.method === LISTEN) {
       const scope = scopeKey(p.server, p.session, p.direction);
@@ -151,4 +190,10 @@ function requestKey(server: string, session: string | null, direction: Direction
 
 function tokenKey(server: string, session: string | null, direction: Direction, token: string | number): string {
   return JSON.stringify([server, session, direction, typeof token === "number" ? `n:${token}` : `s:${token}`]);
+}
+
+/** What one entry holds: its strings (twice: the entry and its key), what it keeps for its answer, its overhead. */
+function pendingBytes(p: PendingRequest): number {
+  const id = typeof p.id === "string" ? p.id : "";
+  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
 }

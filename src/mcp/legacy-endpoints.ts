@@ -1,3 +1,5 @@
+import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
+
 /**
  * The legacy HTTP+SSE transport (2024-11-05) announces, in the first event of its GET stream, the URL
  * the client must POST to; whatever the session parameter is called, that exact URL identifies the
@@ -14,10 +16,35 @@ export interface LegacySession {
   inject?: (raw: Buffer) => void;
 }
 
+/** Endpoints one stream may hold at once: a server announces one; a stream announcing more keeps its latest. */
+export const MAX_ENDPOINTS_PER_STREAM = 8;
+
+/**
+ * Bounded by entries and bytes (an endpoint URL is as long as its server makes it), and by stream: a
+ * stream's endpoints go when it ends (`removeStream`). What is evicted is reported as a `table_evicted` record.
+ */
 export class LegacyEndpoints {
   private readonly byKey = new Map<string, LegacySession>();
+  private readonly byStream = new Map<string, Set<string>>();
+  private heldBytes = 0;
+  private readonly evictions: EvictionReport;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly bounds: TableBounds,
+    report: EvictionSink = () => undefined,
+  ) {
+    this.evictions = new EvictionReport("legacy_endpoints", bounds, report);
+  }
+
+  /** Writes the evictions still counted (at shutdown). */
+  flushEvictions(): void {
+    this.evictions.flush();
+  }
+
+  /** Endpoints held, and the bytes they take. */
+  get usage(): { entries: number; bytes: number } {
+    return { entries: this.byKey.size, bytes: this.heldBytes };
+  }
 
   /** Registers the endpoint announced on a GET stream; `base` is the stream's own URL. */
   register(data: string, base: URL, streamFlow: string, server: string): LegacySession | null {
@@ -29,9 +56,17 @@ export class LegacyEndpoints {
     }
     const endpointPath = `${url.pathname}${url.search}`;
     const session: LegacySession = { key: `${hostPort(url)}${endpointPath}`, endpointPath, streamFlow, server };
-    this.byKey.delete(session.key);
+    const previous = this.byKey.get(session.key);
+    if (previous) this.remove(previous);
     this.byKey.set(session.key, session);
-    if (this.byKey.size > this.max) this.byKey.delete(this.byKey.keys().next().value as string);
+    this.heldBytes += endpointBytes(session);
+    const ofStream = this.byStream.get(streamFlow) ?? new Set<string>();
+    ofStream.add(session.key);
+    this.byStream.set(streamFlow, ofStream);
+    while (ofStream.size > MAX_ENDPOINTS_PER_STREAM) this.evict(ofStream.values().next().value as string, "per_stream");
+    while (this.byKey.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.byKey.size > 1)) {
+      this.evict(this.byKey.keys().next().value as string, this.byKey.size > this.bounds.maxEntries ? "entries" : "bytes");
+    }
     return session;
   }
 
@@ -40,12 +75,37 @@ export class LegacyEndpoints {
   }
 
   remove(session: LegacySession): void {
+    if (this.byKey.get(session.key) !== session) return;
     this.byKey.delete(session.key);
+    this.heldBytes -= endpointBytes(session);
+    const ofStream = this.byStream.get(session.streamFlow);
+    ofStream?.delete(session.key);
+    if (ofStream?.size === 0) this.byStream.delete(session.streamFlow);
+  }
+
+  /** The stream that announced them ended: its endpoints go, returned (their sessions end with it). */
+  removeStream(streamFlow: string): LegacySession[] {
+    const keys = [...(this.byStream.get(streamFlow) ?? [])];
+    const removed = keys.map((k) => this.byKey.get(k)).filter((s): s is LegacySession => s !== undefined);
+    for (const s of removed) this.remove(s);
+    return removed;
   }
 
   all(): LegacySession[] {
     return [...this.byKey.values()];
   }
+
+  private evict(key: string, reason: "entries" | "bytes" | "per_stream"): void {
+    const session = this.byKey.get(key);
+    if (!session) return;
+    this.remove(session);
+    this.evictions.evicted(reason, endpointBytes(session));
+  }
+}
+
+/** Its key and path (the key holds the path again), its stream's id and server, and the overhead. */
+function endpointBytes(s: LegacySession): number {
+  return textBytes(s.key, s.endpointPath, s.streamFlow, s.server) + ENTRY_OVERHEAD;
 }
 
 function hostPort(url: URL): string {

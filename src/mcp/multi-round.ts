@@ -1,4 +1,5 @@
 import { hash } from "node:crypto";
+import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
 
 /** Where a message stands in a multi-round call (2026-07-28: `input_required` results and their retries). */
@@ -35,14 +36,32 @@ interface OpenRound {
  * Multi-round requests: a result with `resultType: "input_required"` carries `requestState`; the client
  * retries with a new id, carrying `inputResponses` and the same `requestState`. Those rounds are one call.
  * A retry is matched to the open round of the same server, session, method and tool whose requestState it
- * echoes; a retry whose requestState matches none of them is tied to the latest and flagged. Bounded: past
- * `max` open rounds the oldest is forgotten.
+ * echoes; a retry whose requestState matches none of them is tied to the latest and flagged. Bounded by
+ * entries and bytes (a session id or a tool name is as long as a peer makes it): past either the oldest
+ * open round is forgotten, and a `table_evicted` record says so.
  */
 export class MultiRoundCalls {
   private readonly byGroup = new Map<string, OpenRound[]>();
   private readonly byCall = new Map<string, OpenRound>();
+  private heldBytes = 0;
+  private readonly evictions: EvictionReport;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly bounds: TableBounds,
+    report: EvictionSink = () => undefined,
+  ) {
+    this.evictions = new EvictionReport("multi_round", bounds, report);
+  }
+
+  /** Writes the evictions still counted (at shutdown). */
+  flushEvictions(): void {
+    this.evictions.flush();
+  }
+
+  /** Open rounds held, and the bytes they take. */
+  get usage(): { entries: number; bytes: number } {
+    return { entries: this.byCall.size, bytes: this.heldBytes };
+  }
 
   /** A request: its round when it retries an input_required result, else undefined. */
   retry(r: Omit<RoundOf, "flow" | "id" | "call" | "round">, params: Record<string, unknown> | undefined): RoundInfo | undefined {
@@ -67,10 +86,15 @@ export class MultiRoundCalls {
     // A request id used again on the same flow (one flow per stdio launch) starts a new call: the old one goes.
     this.close(call);
     this.byCall.set(call, round);
+    this.heldBytes += roundBytes(round);
     const group = this.byGroup.get(round.group);
     if (group) group.push(round);
     else this.byGroup.set(round.group, [round]);
-    while (this.byCall.size > this.max) this.close(this.byCall.keys().next().value as string);
+    while (this.byCall.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.byCall.size > 1)) {
+      const oldest = this.byCall.values().next().value as OpenRound;
+      this.evictions.evicted(this.byCall.size > this.bounds.maxEntries ? "entries" : "bytes", roundBytes(oldest));
+      this.close(oldest.call);
+    }
     return { call, round: round.round };
   }
 
@@ -78,11 +102,17 @@ export class MultiRoundCalls {
     const open = this.byCall.get(call);
     if (!open) return;
     this.byCall.delete(call);
+    this.heldBytes -= roundBytes(open);
     const group = this.byGroup.get(open.group) ?? [];
     const at = group.indexOf(open);
     if (at !== -1) group.splice(at, 1);
     if (group.length === 0) this.byGroup.delete(open.group);
   }
+}
+
+/** Its call (twice: the entry and its key), its group's key, its state hash and the overhead. */
+function roundBytes(r: OpenRound): number {
+  return textBytes(r.call, r.call, r.group, r.state) + ENTRY_OVERHEAD;
 }
 
 function groupOf(r: { server: string; session: string | null; method: string; tool: string | undefined }): string {

@@ -1,3 +1,4 @@
+import { ENTRY_OVERHEAD, textBytes, type TableBounds } from "../bounds/evictions.js";
 import type { Transport } from "./rpc-event.js";
 
 export interface SessionState {
@@ -25,14 +26,23 @@ export interface SessionRecord {
   messages?: number;
 }
 
-/** Sessions seen on the wire, bounded; a session that falls out ends with reason "evicted". */
+/**
+ * Sessions seen on the wire, bounded by count and bytes (any client can send a long `Mcp-Session-Id`); a
+ * session that falls out ends with reason "evicted", in its `session` record.
+ */
 export class SessionTable {
   private readonly sessions = new Map<string, SessionState>();
+  private heldBytes = 0;
 
   constructor(
-    private readonly max: number,
+    private readonly bounds: TableBounds,
     private readonly emit: (record: SessionRecord) => void,
   ) {}
+
+  /** Sessions held, and the bytes they take. */
+  get usage(): { entries: number; bytes: number } {
+    return { entries: this.sessions.size, bytes: this.heldBytes };
+  }
 
   get(server: string, session: string | null): SessionState | undefined {
     return session === null ? undefined : this.sessions.get(key(server, session));
@@ -41,8 +51,8 @@ export class SessionTable {
   /** Starts a session (initialize answered), or refreshes a known one. */
   start(state: Omit<SessionState, "startedAt" | "messages">, record: Omit<SessionRecord, "phase" | "server" | "session" | "transport" | "protocolVersion">): void {
     const k = key(state.server, state.session);
-    this.sessions.delete(k);
-    this.sessions.set(k, { ...state, startedAt: Date.now(), messages: 0 });
+    this.forget(k);
+    this.hold(k, { ...state, startedAt: Date.now(), messages: 0 });
     this.emit({ phase: "start", server: state.server, session: state.session, transport: state.transport, protocolVersion: state.protocolVersion, ...record });
     this.evictOverflow();
   }
@@ -53,7 +63,7 @@ export class SessionTable {
     let state = this.sessions.get(k);
     if (!state) {
       state = { server, session, transport, protocolVersion, startedAt: Date.now(), messages: 0 };
-      this.sessions.set(k, state);
+      this.hold(k, state);
       // Any client can invent Mcp-Session-Id values: sessions first seen mid-way count against the bound too.
       this.evictOverflow();
     }
@@ -66,7 +76,7 @@ export class SessionTable {
     const k = key(server, session);
     const state = this.sessions.get(k);
     if (!state) return false;
-    this.sessions.delete(k);
+    this.forget(k);
     this.emit({
       phase: "end",
       server,
@@ -81,8 +91,17 @@ export class SessionTable {
     return true;
   }
 
+  private hold(k: string, state: SessionState): void {
+    this.sessions.set(k, state);
+    this.heldBytes += sessionBytes(k);
+  }
+
+  private forget(k: string): void {
+    if (this.sessions.delete(k)) this.heldBytes -= sessionBytes(k);
+  }
+
   private evictOverflow(): void {
-    while (this.sessions.size > this.max) {
+    while (this.sessions.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.sessions.size > 1)) {
       const oldest = this.sessions.values().next().value as SessionState;
       this.end(oldest.server, oldest.session, "evicted");
     }
@@ -91,6 +110,11 @@ export class SessionTable {
   all(): SessionState[] {
     return [...this.sessions.values()];
   }
+}
+
+/** The key and the state's own copy of the server and session, and the overhead. */
+function sessionBytes(k: string): number {
+  return 2 * textBytes(k) + ENTRY_OVERHEAD;
 }
 
 function key(server: string, session: string): string {

@@ -1,3 +1,4 @@
+import type { TableEvictedRecord } from "../bounds/evictions.js";
 import { Correlator, opposite, type PendingRequest, type Unanswered } from "./correlator.js";
 import {
   cancelledRequestId,
@@ -18,11 +19,20 @@ import { SessionTable, type SessionRecord } from "./sessions.js";
 export interface TrackerLimits {
   maxPending: number;
   maxSessions: number;
+  /** Bytes each table may hold (default: TABLE_BYTES); the legacy endpoints and open rounds take a quarter. */
+  maxTableBytes?: number;
 }
+
+/** Bytes the pending, given-up and session tables may each hold by default. */
+export const TABLE_BYTES = 16 * 1024 * 1024;
+/** Of an `initialize` request, only `clientInfo` and `capabilities` wait for the answer, each at most this large. */
+export const MAX_KEPT_INITIALIZE_BYTES = 65_536;
 
 export interface TrackerOutput {
   rpc(event: RpcEvent): void;
   session(record: SessionRecord): void;
+  /** A table let entries go (count and bytes, at most one record every 10 s per table). */
+  evicted?(record: TableEvictedRecord): void;
 }
 
 /** What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision. */
@@ -56,10 +66,12 @@ export class McpTracker {
     limits: TrackerLimits,
     private readonly now: () => number = Date.now,
   ) {
-    this.correlator = new Correlator(limits.maxPending, (lost) => this.reportUnanswered(lost));
-    this.sessions = new SessionTable(limits.maxSessions, (r) => out.session(r));
-    this.legacy = new LegacyEndpoints(limits.maxSessions);
-    this.rounds = new MultiRoundCalls(limits.maxPending);
+    const bytes = limits.maxTableBytes ?? TABLE_BYTES;
+    const evicted = (r: TableEvictedRecord): void => out.evicted?.(r);
+    this.correlator = new Correlator({ maxPending: limits.maxPending, maxPendingBytes: bytes }, (lost) => this.reportUnanswered(lost), evicted);
+    this.sessions = new SessionTable({ maxEntries: limits.maxSessions, maxBytes: bytes }, (r) => out.session(r));
+    this.legacy = new LegacyEndpoints({ maxEntries: limits.maxSessions, maxBytes: bytes / 4 }, evicted);
+    this.rounds = new MultiRoundCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, evicted);
   }
 
   /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */
@@ -96,7 +108,7 @@ export class McpTracker {
             transport: ctx.transport,
             startedAt: now,
             progressToken: progressToken(msg),
-            keep: msg.method === "initialize" ? msg.params : undefined,
+            ...(msg.method === "initialize" ? { keep: keptOfInitialize(msg.params) } : {}),
             protocolVersion: event.protocolVersion,
             ...(event.call !== undefined ? { call: event.call, round: event.round } : {}),
           });
@@ -182,10 +194,18 @@ export class McpTracker {
     this.sessions.end(server, session, reason, flow);
   }
 
+  /** A legacy GET stream ended: every endpoint it announced goes, and the sessions they named end. */
+  endLegacyStream(streamFlow: string, reason: string): void {
+    for (const s of this.legacy.removeStream(streamFlow)) this.endSession(s.server, s.endpointPath, reason, streamFlow);
+  }
+
   /** At shutdown: everything still open is reported. */
   close(): void {
     this.giveUp(() => true, "proxy stopped");
     for (const s of this.sessions.all()) this.sessions.end(s.server, s.session, "proxy stopped");
+    this.correlator.flushEvictions();
+    this.legacy.flushEvictions();
+    this.rounds.flushEvictions();
   }
 
   private linkNotification(ctx: TrackedContext, msg: ClassifiedMessage, event: RpcEvent, now: number): void {
@@ -219,7 +239,7 @@ export class McpTracker {
     event.protocolVersion = version ?? event.protocolVersion;
     if (session === null) return;
     event.session = session;
-    const params = (request.keep ?? {}) as Record<string, unknown>;
+    const params = (request.keep?.value ?? {}) as Record<string, unknown>;
     const instructions = result.instructions;
     this.sessions.start(
       { server: ctx.server, session, transport: ctx.transport, protocolVersion: version },
@@ -264,6 +284,25 @@ export class McpTracker {
       reason: p.reason,
     });
   }
+}
+
+/**
+ * What the session record needs of an `initialize` request while it waits for its answer: `clientInfo` and
+ * `capabilities`, each replaced by a note when larger than MAX_KEPT_INITIALIZE_BYTES (never the whole params:
+ * a client that never gets answers would make the proxy hold every request it sends).
+ */
+function keptOfInitialize(params: Record<string, unknown> | undefined): { value: unknown; bytes: number } {
+  let bytes = 0;
+  const value: Record<string, unknown> = {};
+  for (const name of ["clientInfo", "capabilities"] as const) {
+    const member = params?.[name];
+    if (member === undefined) continue;
+    const size = Buffer.byteLength(JSON.stringify(member) ?? "");
+    const kept = size <= MAX_KEPT_INITIALIZE_BYTES;
+    value[name] = kept ? member : { omitted: true, bytes: size, reason: `larger than ${MAX_KEPT_INITIALIZE_BYTES} bytes: not kept while the request waited for its answer` };
+    bytes += kept ? size : 200;
+  }
+  return { value, bytes };
 }
 
 /** The event of something that should have been JSON-RPC and was not. */

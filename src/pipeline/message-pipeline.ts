@@ -1,3 +1,4 @@
+import type { TableEvictedRecord } from "../bounds/evictions.js";
 import type { PayloadOptions } from "../records/rpc-record.js";
 import { rpcRecord, sessionRecord } from "../records/rpc-record.js";
 import type { Judged, MessageContext, RpcEvent } from "../mcp/rpc-event.js";
@@ -16,6 +17,8 @@ export interface PipelineResult extends Judged {
 export interface RecordOutput {
   rpc(record: Record<string, unknown>, loud: boolean, hidden: Set<string>, event: RpcEvent): void;
   session(record: Record<string, unknown>): void;
+  /** A table of the tracker let entries go. */
+  evicted?(record: TableEvictedRecord): void;
 }
 
 export interface MessagePipelineOptions {
@@ -37,7 +40,7 @@ export class MessagePipeline implements MessageHandler {
 
   constructor(private readonly o: MessagePipelineOptions) {
     // Messages the tracker reports on its own (requests never answered) take the same path.
-    this.tracker = new McpTracker({ rpc: (e) => void this.finish(e), session: (r) => this.session(r) }, o.limits, o.now);
+    this.tracker = new McpTracker({ rpc: (e) => void this.finish(e), session: (r) => this.session(r), evicted: (r) => o.output.evicted?.(r) }, o.limits, o.now);
   }
 
   get enforcing(): boolean {

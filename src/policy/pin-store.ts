@@ -7,6 +7,10 @@ const FIRST_USE_WINDOW_MS = 60_000;
 /** Bounds on what a hostile server (or client) can make the store hold; real servers list tens of tools. */
 export const MAX_PINNED_TOOLS_PER_SERVER = 2_000;
 export const MAX_PINNED_SERVERS = 1_000;
+/** Tools pinned over all servers: with names of at most MAX_PINNED_NAME_BYTES, the store stays under ~20 MB. */
+export const MAX_PINNED_TOOLS = 20_000;
+/** A longer tool name is not pinned (the MCP spec asks for at most 128 characters). */
+export const MAX_PINNED_NAME_BYTES = 512;
 
 export type PinVerdict = "pinned" | "first_use" | "changed" | "added" | "store_full";
 
@@ -104,10 +108,13 @@ export function observePins(
     changed.add("");
   }
   const firstServerVisit = now.getTime() - Date.parse(entry.firstSeen ?? now8601) <= FIRST_USE_WINDOW_MS;
+  let pinned = 0;
+  for (const e of table.values()) pinned += e.tools.size;
   const verdicts = tools.map(({ name, sha256 }): PinVerdict => {
     const pin = entry.tools.get(name);
     if (!pin) {
-      if (entry.tools.size >= MAX_PINNED_TOOLS_PER_SERVER) return "store_full";
+      if (entry.tools.size >= MAX_PINNED_TOOLS_PER_SERVER || pinned >= MAX_PINNED_TOOLS) return "store_full";
+      pinned++;
       entry.tools.set(
         name,
         firstServerVisit

@@ -1,11 +1,12 @@
+import type { TableEvictedRecord } from "../bounds/evictions.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Rule } from "./config.js";
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
-import type { PinStore } from "./pin-store.js";
+import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
-import { ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
+import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
@@ -13,7 +14,7 @@ export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 export type { ContentDetector, ContentDetectors } from "./content-scan.js";
 
 /** Conditions worth a log record of their own (not tied to one message). */
-export type PolicyWarn = (w: RateLimitOverflowWarning) => void;
+export type PolicyWarn = (w: RateLimitOverflowWarning | TableEvictedRecord) => void;
 
 /** What the policy asks of a pin store (the file store, or the shared one of src/state/). */
 export type ToolPinStore = Pick<PinStore, "observe">;
@@ -40,7 +41,7 @@ const NOTE_TYPES = new Set(["schema_unchecked", "pins_not_saved"]);
 export class Policy {
   private readonly rules: { rule: Rule; matchers: Matcher[] }[];
   private readonly limiters: { limiter: RateLimitCounter; matchers: Matcher[] }[];
-  private readonly catalog = new ToolCatalog();
+  private readonly catalog: ToolCatalog;
   private readonly now: () => number;
 
   constructor(
@@ -48,6 +49,7 @@ export class Policy {
     private readonly deps: PolicyDeps,
   ) {
     this.now = deps.now ?? Date.now;
+    this.catalog = new ToolCatalog(CATALOG_BOUNDS, (r) => deps.warn?.(r));
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
     const counter = deps.rateLimiter ?? ((limit, ctx) => new RateLimiter(limit, ctx.now, ctx.warn));
     const ctx = { now: this.now, enforcing: config.mode === "enforce", ...(deps.warn ? { warn: deps.warn } : {}) };
@@ -93,6 +95,11 @@ export class Policy {
     if (observe) this.learn(m);
     const action = this.combine(hits);
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
+  }
+
+  /** At shutdown: the tool catalog's evictions still counted are written. */
+  flushEvictions(): void {
+    this.catalog.flushEvictions();
   }
 
   /** A CONNECT target denied by a rule that names only a server: refused before any byte (enforce mode). */
@@ -150,6 +157,10 @@ export class Policy {
     const out: PolicyFinding[] = [];
     const hashed: { name: string; sha256: string; index: number }[] = [];
     toolsOf((m.raw as { result?: unknown }).result).forEach((tool, index) => {
+      if (Buffer.byteLength(tool.name) > MAX_PINNED_NAME_BYTES) {
+        out.push({ type: "tool_unpinnable", path: `/result/tools/${index}`, detail: `tool ${JSON.stringify(tool.name.slice(0, 64))}… cannot be pinned (its name is longer than ${MAX_PINNED_NAME_BYTES} bytes)` });
+        return;
+      }
       try {
         hashed.push({ name: tool.name, sha256: toolDigest(tool.definition), index });
       } catch (err) {

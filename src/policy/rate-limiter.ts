@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import type { RateLimit } from "./config.js";
 import type { JudgedMessage } from "./judged-message.js";
 
@@ -90,7 +91,7 @@ export class RateLimiter implements RateLimitCounter {
   }
 
   check(m: JudgedMessage): RateLimitVerdict {
-    const key = this.limit.per === "global" ? "" : this.limit.per === "server" ? m.server : `${m.server} ${m.session ?? ""}`;
+    const key = budgetKey(this.limit.per === "global" ? "" : this.limit.per === "server" ? m.server : `${m.server} ${m.session ?? ""}`);
     const now = this.now();
     const slot = Math.floor(now / SLOT_MS);
     const budget = this.budgets.get(key) ?? this.admit(key, slot);
@@ -127,4 +128,11 @@ export class RateLimiter implements RateLimitCounter {
       message: `rate limit ${this.limit.name}: ${MAX_RATE_LIMIT_KEYS} ${this.limit.per} budgets are active within the minute; new ones share one overflow budget of ${this.limit.perMinute} per minute (a flood of new ${this.limit.per} ids?)`,
     });
   }
+}
+
+/** Longer keys than this are kept as their SHA-256: a peer chooses its session id's length, not what it costs us. */
+const MAX_KEY_CHARS = 128;
+
+function budgetKey(key: string): string {
+  return key.length <= MAX_KEY_CHARS ? key : `sha256:${hash("sha256", key, "base64")}`;
 }

@@ -1,7 +1,18 @@
+import { ENTRY_OVERHEAD, EvictionReport, type EvictionSink } from "../bounds/evictions.js";
 import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 import { SchemaCompiler, type CompiledSchema } from "./schema-compiler.js";
 
-const MAX_SERVERS = 1_000;
+/**
+ * What the catalog may hold: real servers list tens of tools, their schemas a few KB each. Past a server's
+ * share its least recently used tools go; past the whole catalog's, its least recently used servers.
+ */
+export const CATALOG_BOUNDS = {
+  maxServers: 1_000,
+  maxToolsPerServer: 2_000,
+  maxBytesPerServer: 4 * 1024 * 1024,
+  maxBytes: 32 * 1024 * 1024,
+};
+export type CatalogBounds = typeof CATALOG_BOUNDS;
 
 export interface ToolDefinition {
   name: string;
@@ -17,18 +28,73 @@ export type SchemaCheck =
   /** [] when valid */
   | { instancePath: string; message: string }[];
 
-/** The tools each server announced in tools/list: their input schemas, compiled on first use. */
+interface ToolEntry {
+  schema: unknown;
+  compiled?: CompiledSchema | null;
+  bytes: number;
+  /** Set when the schema alone is past a server's share: not kept, so never checked. */
+  tooLarge?: number;
+}
+
+interface ServerTools {
+  /** By name, least recently used first. */
+  tools: Map<string, ToolEntry>;
+  bytes: number;
+  /** Some of its tools were evicted: a tool not found may be one of them. */
+  partial: boolean;
+}
+
+/**
+ * The tools each server announced in tools/list: their input schemas, compiled on first use. Bounded by
+ * tools and bytes per server and overall (schemas are as large as a server makes them); what is evicted
+ * is reported in a `table_evicted` record.
+ */
 export class ToolCatalog {
-  private readonly servers = new Map<string, Map<string, { schema: unknown; compiled?: CompiledSchema | null }>>();
+  /** By server, least recently used first. */
+  private readonly servers = new Map<string, ServerTools>();
   private readonly compiler = new SchemaCompiler();
+  private heldBytes = 0;
+  private readonly evictions: EvictionReport;
+
+  constructor(
+    private readonly bounds: CatalogBounds = CATALOG_BOUNDS,
+    report: EvictionSink = () => undefined,
+  ) {
+    this.evictions = new EvictionReport("tool_catalog", { maxEntries: bounds.maxServers * bounds.maxToolsPerServer, maxBytes: bounds.maxBytes }, report);
+  }
+
+  /** Servers and tools held, and the bytes their schemas take. */
+  get usage(): { servers: number; tools: number; bytes: number } {
+    let tools = 0;
+    for (const s of this.servers.values()) tools += s.tools.size;
+    return { servers: this.servers.size, tools, bytes: this.heldBytes };
+  }
 
   /** Adds a tools/list page; pages accumulate (a paginated list arrives in several results). */
   learn(server: string, tools: readonly ToolDefinition[]): void {
-    const map = this.servers.get(server) ?? new Map<string, { schema: unknown; compiled?: CompiledSchema | null }>();
-    for (const t of tools) map.set(t.name, { schema: t.definition.inputSchema });
-    this.servers.delete(server);
-    this.servers.set(server, map);
-    if (this.servers.size > MAX_SERVERS) this.servers.delete(this.servers.keys().next().value as string);
+    const entry = this.use(server) ?? { tools: new Map<string, ToolEntry>(), bytes: 0, partial: false };
+    this.servers.set(server, entry);
+    for (const t of tools) {
+      this.drop(entry, t.name);
+      const schemaBytes = Buffer.byteLength(JSON.stringify(t.definition.inputSchema) ?? "");
+      // Counted twice: the schema, and room for what compiling it makes.
+      const bytes = 2 * schemaBytes + t.name.length + ENTRY_OVERHEAD;
+      const tool: ToolEntry = bytes > this.bounds.maxBytesPerServer ? { schema: undefined, bytes: t.name.length + ENTRY_OVERHEAD, tooLarge: schemaBytes } : { schema: t.definition.inputSchema, bytes };
+      entry.tools.set(t.name, tool);
+      entry.bytes += tool.bytes;
+      this.heldBytes += tool.bytes;
+      while (entry.tools.size > this.bounds.maxToolsPerServer || entry.bytes > this.bounds.maxBytesPerServer) {
+        const oldest = entry.tools.keys().next().value as string;
+        this.evictions.evicted("per_server", this.drop(entry, oldest));
+        entry.partial = true;
+      }
+    }
+    while (this.servers.size > this.bounds.maxServers || (this.heldBytes > this.bounds.maxBytes && this.servers.size > 1)) {
+      const [oldest, held] = this.servers.entries().next().value as [string, ServerTools];
+      this.servers.delete(oldest);
+      this.heldBytes -= held.bytes;
+      this.evictions.evicted(this.servers.size >= this.bounds.maxServers ? "entries" : "bytes", held.bytes, held.tools.size);
+    }
   }
 
   knows(server: string): boolean {
@@ -36,10 +102,13 @@ export class ToolCatalog {
   }
 
   check(server: string, tool: string, args: unknown): SchemaCheck {
-    const tools = this.servers.get(server);
+    const tools = this.use(server);
     if (!tools) return undefined;
-    const entry = tools.get(tool);
-    if (!entry) return "unknown_tool";
+    const entry = tools.tools.get(tool);
+    if (!entry) return tools.partial ? { unchecked: "its schema was evicted from the catalog (the server listed more tools or larger schemas than it holds)" } : "unknown_tool";
+    tools.tools.delete(tool);
+    tools.tools.set(tool, entry);
+    if (entry.tooLarge !== undefined) return { unchecked: `its inputSchema (${entry.tooLarge} bytes) is larger than the catalog holds for one server` };
     if (entry.compiled === undefined) {
       // Not an object (a string, null, an array): nothing a client could be held to.
       const usable = typeof entry.schema === "object" && entry.schema !== null && !Array.isArray(entry.schema);
@@ -56,6 +125,30 @@ export class ToolCatalog {
       throw err;
     }
     return (validate.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: e.message ?? "invalid" }));
+  }
+
+  /** Writes the evictions still counted. */
+  flushEvictions(): void {
+    this.evictions.flush();
+  }
+
+  /** A server's tools, now the most recently used. */
+  private use(server: string): ServerTools | undefined {
+    const entry = this.servers.get(server);
+    if (!entry) return undefined;
+    this.servers.delete(server);
+    this.servers.set(server, entry);
+    return entry;
+  }
+
+  /** Removes one tool of a server; the bytes it held. */
+  private drop(entry: ServerTools, name: string): number {
+    const tool = entry.tools.get(name);
+    if (!tool) return 0;
+    entry.tools.delete(name);
+    entry.bytes -= tool.bytes;
+    this.heldBytes -= tool.bytes;
+    return tool.bytes;
   }
 }
 

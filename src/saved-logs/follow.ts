@@ -1,7 +1,10 @@
 import { watch, type FSWatcher } from "node:fs";
-import { open, stat, type FileHandle } from "node:fs/promises";
+import { lstat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { FileReadError, openLogFile } from "./log-inputs.js";
 import { LineSplitter, streamLines } from "./reader.js";
+
+export { FileReadError } from "./log-inputs.js";
 
 export const DEFAULT_POLL_MS = 200;
 const CHUNK_BYTES = 64 * 1024;
@@ -19,7 +22,6 @@ export interface FileLinesOptions {
   onCaughtUp?: () => void;
 }
 
-export class FileReadError extends Error {}
 
 /** A command's FILE argument: absent or "-" means standard input. */
 export function isStdin(file: string | undefined): file is undefined | "-" {
@@ -37,7 +39,8 @@ export function inputLines(file: string | undefined, stdin: NodeJS.ReadableStrea
  * and then the new file from its start; when the file shrinks (truncated), again from its start. Polls every
  * `pollMs` (fs.watch on the folder, where available, only wakes it sooner), so a truncation followed by
  * growth past the old size within one interval is not noticed — the limitation `tail -F` has too.
- * Without `follow`, a missing or unreadable file is a FileReadError; with it, the name is waited for.
+ * Without `follow`, a missing or unreadable file is a FileReadError; with it, the name is waited for. A
+ * symbolic link is never followed (O_NOFOLLOW): refused, or with `follow` waited on until a file has the name.
  */
 export async function* fileLines(file: string, opts: FileLinesOptions = {}): AsyncGenerator<string> {
   const follow = opts.follow ?? false;
@@ -82,7 +85,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
     while (!opts.signal?.aborted) {
       if (handle === null) {
         try {
-          handle = await open(file, "r");
+          handle = await openLogFile(file);
           const s = await handle.stat();
           identity = { dev: s.dev, ino: s.ino };
           position = 0;
@@ -92,7 +95,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
         } catch (err) {
           await handle?.close().catch(() => undefined);
           handle = null;
-          if (!follow) throw new FileReadError(`cannot read ${file}: ${(err as Error).message}`);
+          if (!follow) throw err instanceof FileReadError ? err : new FileReadError(`cannot read ${file}: ${(err as Error).message}`);
           if (!waitingNoticed) notice(`${file}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file yet" : (err as Error).message}; waiting for it`);
           waitingNoticed = true;
           await wake.wait(pollMs);
@@ -112,7 +115,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
       // Which file has the name now?
       let current: { dev: number; ino: number; size: number } | null = null;
       try {
-        const s = await stat(file);
+        const s = await lstat(file);
         current = { dev: s.dev, ino: s.ino, size: s.size };
       } catch {
         current = null; // renamed away, not yet replaced: keep reading the old file meanwhile

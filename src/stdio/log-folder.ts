@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createPrivateFile, ensurePrivateDir, errorCode, existsNoFollow } from "../util/private-file.js";
@@ -45,7 +45,7 @@ export function openLaunchLog(dir: string, label: string, pid = process.pid, now
   }
 }
 
-/** The most recently written launch log in `dir`, or null. */
+/** The most recently written launch log in `dir` (regular files only), or null. */
 export function newestLaunchLog(dir: string): string | null {
   let best: { file: string; mtime: number } | null = null;
   let names: string[];
@@ -58,7 +58,8 @@ export function newestLaunchLog(dir: string): string | null {
     if (!name.endsWith(STDIO_LOG_SUFFIX)) continue;
     const file = path.join(dir, name);
     try {
-      const info = statSync(file);
+      // Not followed: a link planted here is never the newest launch's log.
+      const info = lstatSync(file);
       if (info.isFile() && (!best || info.mtimeMs > best.mtime || (info.mtimeMs === best.mtime && name > path.basename(best.file)))) {
         best = { file, mtime: info.mtimeMs };
       }

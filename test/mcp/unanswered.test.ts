@@ -180,7 +180,7 @@ function pending(id: string | number, session: string | null, over: Partial<Pend
 describe("Correlator", () => {
   it("is bounded: the oldest pending requests are evicted and reported with reason evicted", () => {
     const lost: Unanswered[] = [];
-    const c = new Correlator(3, (u) => lost.push(u));
+    const c = new Correlator({ maxPending: 3, maxPendingBytes: 1 << 20 }, (u) => lost.push(u));
     for (let i = 1; i <= 5; i++) c.add(pending(i, "s", { progressToken: `tok-${i}` }));
     expect(c.size).toBe(3);
     expect(lost.map((u) => [u.id, u.reason])).toEqual([
@@ -196,7 +196,7 @@ describe("Correlator", () => {
 
   it("keeps the same id apart across sessions, directions, servers and types", () => {
     const lost: Unanswered[] = [];
-    const c = new Correlator(100, (u) => lost.push(u));
+    const c = new Correlator({ maxPending: 100, maxPendingBytes: 1 << 20 }, (u) => lost.push(u));
     c.add(pending(1, "A", { method: "tools/list" }));
     c.add(pending(1, "B", { method: "prompts/list" }));
     c.add(pending(1, "A", { method: "sampling/createMessage", direction: "server_to_client" }));
@@ -217,7 +217,7 @@ describe("Correlator", () => {
 
   it("reports an id reused in the same session before its answer", () => {
     const lost: Unanswered[] = [];
-    const c = new Correlator(100, (u) => lost.push(u));
+    const c = new Correlator({ maxPending: 100, maxPendingBytes: 1 << 20 }, (u) => lost.push(u));
     c.add(pending(7, "s", { method: "first" }));
     c.add(pending(7, "s", { method: "second" }));
     expect(lost.map((u) => [u.method, u.reason])).toEqual([["first", "id_reused"]]);

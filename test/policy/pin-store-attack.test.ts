@@ -175,4 +175,18 @@ describe("pin store under a hostile server", () => {
     expect(Object.keys(stored.servers[SERVER]!.tools)).toHaveLength(2_000);
     expect(existsSync(file)).toBe(true);
   });
+
+  it("growth is bounded in bytes: a tool name past 512 bytes is not pinned, and the store holds at most 20,000 tools in all", () => {
+    const clock = fakeClock();
+    const policy = policyFrom(PIN_AND_SCHEMA, { pins: new PinStore(file), now: clock.now });
+    const d = policy.judge(toolsListResponse([tool("echo"), tool(`long_${"n".repeat(100_000)}`)], { server: SERVER }));
+    expect(pinFindings(d)).toEqual([["tool_unpinnable", "/result/tools/1"]]);
+    expect(readFileSync(file, "utf8").length).toBeLessThan(10_000);
+    // Eleven servers of 2,000 tools (and echo): the store fills within the tenth; the eleventh's are all reported, not stored.
+    let last: ReturnType<typeof policy.judge> | undefined;
+    for (let s = 0; s < 11; s++) last = policy.judge(toolsListResponse(Array.from({ length: 2_000 }, (_, i) => tool(`t${i}`)), { server: `s${s}.example:443` }));
+    expect(pinFindings(last!).filter(([type]) => type === "pin_store_full")).toHaveLength(2_000);
+    const stored = JSON.parse(readFileSync(file, "utf8")) as { servers: Record<string, { tools: Record<string, unknown> }> };
+    expect(Object.values(stored.servers).reduce((n, s) => n + Object.keys(s.tools).length, 0)).toBe(20_000);
+  });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { RateLimiter } from "../../src/policy/rate-limiter.js";
 import { fakeClock, policyFrom, toolCall } from "./policy-fixtures.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { MiB, retainedBy } from "../helpers/retained-memory.js";
 
 const QUIET = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: off }\n";
 const SERVER = "mcp.example.com:443";
@@ -27,6 +28,18 @@ describe("rate limits under a flood of fresh session ids", () => {
     for (let i = 0; i < 10_000; i++) policy.judge(toolCall("echo", {}, { server: SERVER, session: `fake-${i}` }));
     clock.advance(30_000);
     expect(policy.judge(toolCall("echo", {}, real)).action).toBe("deny");
+  });
+
+  it("5,000 fresh session ids of 15 KB each: the budgets' table holds their digests, not the ids", async () => {
+    const { policy } = limited(5);
+    const retained = await retainedBy(() => {
+      for (let i = 0; i < 5_000; i++) policy.judge(toolCall("echo", {}, { server: SERVER, session: Buffer.alloc(15_000, `${i % 10}abc`).toString("latin1") + i }));
+    });
+    // Keyed by the ids themselves: 75 MB held.
+    expect(retained).toBeLessThan(16 * MiB);
+    const long = { server: SERVER, session: `${"L".repeat(20_000)}-1` };
+    for (let i = 0; i < 5; i++) expect(policy.judge(toolCall("echo", {}, long)).action).toBe("allow");
+    expect(policy.judge(toolCall("echo", {}, long)).action).toBe("deny");
   });
 
   it("a table full of active keys: new keys share one overflow budget under the same limit (enforced), reported once per 10 s", () => {

@@ -16,6 +16,7 @@ import {
   StartRecordSchema,
   StateUnavailableRecordSchema,
   StopRecordSchema,
+  TableEvictedRecordSchema,
 } from "./lifecycle.js";
 import { ClientTlsErrorRecordSchema, PolicyRecordSchema, RateLimitOverflowRecordSchema, RefusedRecordSchema, TunnelRecordSchema } from "./security.js";
 import { SpawnErrorRecordSchema, StderrRecordSchema, StdioAddonErrorRecordSchema, StdioStartRecordSchema, UiErrorRecordSchema } from "./stdio.js";
@@ -40,6 +41,7 @@ export const RECORD_SCHEMAS = {
   state_unavailable: StateUnavailableRecordSchema,
   otlp_export: OtlpExportRecordSchema,
   record_stream_drops: RecordStreamDropsRecordSchema,
+  table_evicted: TableEvictedRecordSchema,
   refused: RefusedRecordSchema,
   ui_error: UiErrorRecordSchema,
   tunnel: TunnelRecordSchema,

@@ -72,6 +72,20 @@ export const RecordStreamDropsRecordSchema = z.strictObject({
 });
 export type RecordStreamDropsRecord = z.infer<typeof RecordStreamDropsRecordSchema>;
 
+/** A bounded table of the proxy let entries go (src/bounds/evictions.ts). */
+export const TableEvictedRecordSchema = z.strictObject({
+  ...common("warn"),
+  event: z.literal("table_evicted"),
+  table: z.enum(["given_up", "legacy_endpoints", "multi_round", "tool_catalog", "ui_feeds"]),
+  reason: z.enum(["entries", "bytes", "per_server", "per_stream", "stalled"]),
+  evicted: count,
+  bytes: count,
+  maxEntries: count,
+  maxBytes: count,
+  message: z.string(),
+});
+export type TableEvictedRecord = z.infer<typeof TableEvictedRecordSchema>;
+
 /** A decoder of the proxy threw (forwarding is not affected). */
 export const AddonErrorRecordSchema = z.strictObject({
   ...common("error"),

@@ -1,5 +1,5 @@
-import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
+import { inputKind, regularFilesIn, type NoteSink } from "../../saved-logs/log-inputs.js";
 
 export interface LogInput {
   file: string;
@@ -11,17 +11,17 @@ const ROTATED = /^(.*\.ndjson)\.(\d+)$/;
 
 /**
  * The files `mcp-wiretap ui` reads, oldest first: each FILE as given; a folder gives every `*.ndjson` in it
- * with its rotated files (`x.ndjson.2`, `x.ndjson.1`, then `x.ndjson`).
+ * with its rotated files (`x.ndjson.2`, `x.ndjson.1`, then `x.ndjson`). Links are never followed: a FILE
+ * that is one is refused, one in a folder skipped with a note (src/saved-logs/log-inputs.ts).
  */
-export async function resolveLogInputs(args: readonly string[]): Promise<LogInput[]> {
+export async function resolveLogInputs(args: readonly string[], onNote?: NoteSink): Promise<LogInput[]> {
   const out: LogInput[] = [];
   for (const arg of args) {
-    const info = await stat(arg);
-    if (!info.isDirectory()) {
+    if ((await inputKind(arg, onNote)) === "file") {
       out.push({ file: arg, rotated: ROTATED.test(path.basename(arg)) });
       continue;
     }
-    const names = (await readdir(arg)).sort();
+    const names = (await regularFilesIn(arg, onNote)).sort();
     const bases = names.filter((n) => n.endsWith(".ndjson"));
     for (const base of bases) {
       const rotated = names

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileLines } from "../../saved-logs/follow.js";
+import { FileReadError, fileLines } from "../../saved-logs/follow.js";
 import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
 import { resolveLogInputs } from "./log-files.js";
@@ -15,12 +15,20 @@ export async function uiCommand(
 ): Promise<void> {
   // No path: the folder `mcp-wiretap stdio` writes one log per launch into, followed, new launches included.
   const watched = given.length === 0 ? stdioLogFolder(env) : null;
+  // The folder is listed again every second for new launches: each note once.
+  const noted = new Set<string>();
+  const noteOnce = (message: string): void => {
+    if (noted.has(message) || noted.size > 1_000) return;
+    noted.add(message);
+    process.stderr.write(`mcp-wiretap: ${message}\n`);
+  };
   if (watched !== null) {
     ensureLogFolder(watched);
     o = { ...o, follow: true };
   }
   const paths = watched !== null ? [watched] : given;
-  const inputs = await resolveLogInputs(paths).catch((err: NodeJS.ErrnoException) => {
+  const inputs = await resolveLogInputs(paths, noteOnce).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FileReadError) throw new UsageError(err.message);
     throw new UsageError(`cannot read ${err.path ?? paths.join(" ")}: ${err.code ?? err.message}`);
   });
   if (inputs.length === 0 && watched === null) throw new UsageError(`no *.ndjson log in ${paths.join(" ")}`);
@@ -44,7 +52,7 @@ export async function uiCommand(
     for await (const line of fileLines(file, { follow: true, signal: stop.signal })) history.append(line);
   };
   const readers = followed.map((input) => follow(input.file));
-  if (watched !== null) readers.push(watchForNewLogs(watched, new Set(inputs.map((i) => i.file)), follow, stop.signal));
+  if (watched !== null) readers.push(watchForNewLogs(watched, new Set(inputs.map((i) => i.file)), follow, stop.signal, noteOnce));
   await new Promise<void>((resolve) => {
     const done = (): void => resolve();
     stop.signal.addEventListener("abort", done, { once: true });
@@ -61,12 +69,12 @@ export async function uiCommand(
 const WATCH_INTERVAL_MS = 1000;
 
 /** Follows every log that appears in `dir` after the start (a new `mcp-wiretap stdio` launch), until `signal`. */
-async function watchForNewLogs(dir: string, known: Set<string>, follow: (file: string) => Promise<void>, signal: AbortSignal): Promise<void> {
+async function watchForNewLogs(dir: string, known: Set<string>, follow: (file: string) => Promise<void>, signal: AbortSignal, onNote: (message: string) => void): Promise<void> {
   const readers: Promise<void>[] = [];
   while (!signal.aborted) {
     await sleep(WATCH_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) break;
-    const inputs = await resolveLogInputs([dir]).catch(() => []);
+    const inputs = await resolveLogInputs([dir], onNote).catch(() => []);
     for (const input of inputs) {
       if (input.rotated || known.has(input.file)) continue;
       known.add(input.file);

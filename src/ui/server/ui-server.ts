@@ -2,12 +2,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Duplex } from "node:stream";
 import { loadAssets, SERVED_CSP, servedPage } from "./assets.js";
 import { UiGuard } from "./guard.js";
+import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 
 /** Live batches go out at most this often; the page redraws once per batch. */
 const FEED_INTERVAL_MS = 100;
 /** Lines per feed event; a client further behind catches up over several. */
 const FEED_BATCH_LINES = 5_000;
+/** Bytes a feed is sent per interval (1.3 MB/s: ahead of a proxy writing 1,000 records/s), so no feed holds the loop. */
+const FEED_FLUSH_BYTES = 128 * 1024;
+/** Live feeds at once (a person opens a few tabs); past it a new one takes the place of one that stopped reading, or of the oldest. */
+export const MAX_FEEDS = 32;
+/** A feed whose page has not read what it was sent for this long is dropped. */
+export const FEED_STALL_MS = 10_000;
 /** SSE comment sent when idle, so that proxies and the browser keep the stream open. */
 const KEEPALIVE_MS = 15_000;
 
@@ -16,20 +23,48 @@ export interface UiServerOptions {
   history: RecordHistory;
   /** What the page says it shows: "live" (a running proxy) or the files opened. */
   source: { kind: "live" | "files"; follow: boolean; description: string };
+  /** How long a feed may go without reading before it is dropped (default FEED_STALL_MS). */
+  feedStallMs?: number;
+  /** Where dropped feeds are reported (`table_evicted`, table ui_feeds). */
+  onEvicted?: EvictionSink;
+}
+
+export interface FeedUsage {
+  /** Feeds open now. */
+  feeds: number;
+  /** Bytes written to them that their sockets have not taken yet. */
+  unsentBytes: number;
+  /** Feeds dropped: their page stopped reading, or MAX_FEEDS were open when another page came. */
+  dropped: number;
 }
 
 export interface RunningUi {
   port: number;
   /** The URL with the token, as printed in the banner. */
   url: string;
+  feedUsage(): FeedUsage;
+  /** Writes the feed drops still counted. */
+  flushEvictions(): void;
   close(): Promise<void>;
+}
+
+interface Feed {
+  res: ServerResponse;
+  /** Since when its socket has not taken what was written (null: it keeps up). */
+  waitingSince: number | null;
+  drop(reason: "stalled" | "entries"): void;
+  stop(): void;
 }
 
 /** Serves the web UI on 127.0.0.1 only (loopback: it shows decrypted traffic). */
 export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   const assets = loadAssets();
   let guard: UiGuard | null = null;
-  const feeds = new Set<() => void>();
+  const feeds = new Set<Feed>();
+  const stallMs = opts.feedStallMs ?? FEED_STALL_MS;
+  const evictions = new EvictionReport("ui_feeds", { maxEntries: MAX_FEEDS, maxBytes: MAX_FEEDS * FEED_FLUSH_BYTES }, opts.onEvicted ?? (() => undefined));
+  let dropped = 0;
+  const batches = new FeedBatches(opts.history);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -77,46 +112,67 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   }
 
   function feed(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    if (feeds.size >= MAX_FEEDS) {
+      // Room is made by a feed that stopped reading, else by the oldest: a new page always gets its feed
+      // (a page pushed out reconnects, as EventSource does).
+      const stalled = [...feeds].filter((f) => f.waitingSince !== null).sort((a, b) => a.waitingSince! - b.waitingSince!)[0];
+      if (stalled) stalled.drop("stalled");
+      else feeds.values().next().value!.drop("entries");
+    }
     let cursor = Number(url.searchParams.get("from") ?? String(opts.history.end)) || 0;
     res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
     res.write(": mcp-wiretap feed\n\n");
     let timer: NodeJS.Timeout | null = null;
-    let waitingDrain = false;
+    let stallTimer: NodeJS.Timeout | null = null;
     const flush = (): void => {
       timer = null;
-      if (waitingDrain || res.destroyed) return;
-      while (cursor < opts.history.end) {
-        const { from, lines } = opts.history.slice(cursor, FEED_BATCH_LINES);
-        // Lines the history let go before this client read them: the page says how many it missed.
-        const skipped = from - cursor;
-        cursor = from + lines.length;
-        // Lines go as JSON strings: one malformed line (a followed file can hold anything) costs only itself.
-        const ok = res.write(`data: {"from":${from},"skipped":${skipped},"lines":${JSON.stringify(lines)}}\n\n`);
-        if (!ok) {
-          // A slow page: stop writing until it drains; what arrives meanwhile waits in the history.
-          waitingDrain = true;
+      if (self.waitingSince !== null || res.destroyed) return;
+      let budget = FEED_FLUSH_BYTES;
+      while (cursor < opts.history.end && budget > 0) {
+        const batch = batches.after(cursor, budget);
+        cursor = batch.next;
+        budget -= batch.text.length;
+        if (!res.write(batch.text)) {
+          // A slow page: nothing more until it drains; a page that never does is dropped.
+          self.waitingSince = Date.now();
+          stallTimer = setTimeout(() => self.drop("stalled"), stallMs);
           res.once("drain", () => {
-            waitingDrain = false;
+            if (stallTimer) clearTimeout(stallTimer);
+            self.waitingSince = null;
             schedule();
           });
           return;
         }
       }
+      if (cursor < opts.history.end) schedule();
     };
     const schedule = (): void => {
       timer ??= setTimeout(flush, FEED_INTERVAL_MS);
     };
     const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
     const unsubscribe = opts.history.onAppend(schedule);
-    const stop = (): void => {
-      unsubscribe();
-      clearInterval(keepalive);
-      if (timer) clearTimeout(timer);
-      feeds.delete(stop);
-      if (!res.destroyed) res.end();
+    const self: Feed = {
+      res,
+      waitingSince: null,
+      stop: () => {
+        unsubscribe();
+        clearInterval(keepalive);
+        if (timer) clearTimeout(timer);
+        if (stallTimer) clearTimeout(stallTimer);
+        feeds.delete(self);
+        if (!res.destroyed) res.end();
+      },
+      drop: (reason) => {
+        if (!feeds.has(self)) return;
+        dropped++;
+        evictions.evicted(reason, res.writableLength);
+        self.stop();
+        // What it was sent and never read goes with it.
+        res.destroy();
+      },
     };
-    feeds.add(stop);
-    req.on("close", stop);
+    feeds.add(self);
+    req.on("close", self.stop);
     schedule();
   }
 
@@ -141,13 +197,41 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   return {
     port,
     url,
+    feedUsage: () => ({ feeds: feeds.size, unsentBytes: [...feeds].reduce((n, f) => n + f.res.writableLength, 0), dropped }),
+    flushEvictions: () => evictions.flush(),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const stop of [...feeds]) stop();
+        for (const f of [...feeds]) f.stop();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The feed events after a cursor, at most `maxBytes` of lines (one line at least). Feeds that keep up all
+ * stand at the same cursor: the last event made is kept, so one serialization serves them all.
+ */
+class FeedBatches {
+  private last: { cursor: number; maxBytes: number; end: number; batch: { text: string; next: number } } | null = null;
+
+  constructor(private readonly history: RecordHistory) {}
+
+  after(cursor: number, maxBytes: number): { text: string; next: number } {
+    const last = this.last;
+    if (last && last.cursor === cursor && last.maxBytes === maxBytes && last.end === this.history.end) return last.batch;
+    const { from, lines } = this.history.slice(cursor, FEED_BATCH_LINES);
+    let bytes = 0;
+    let count = 0;
+    while (count < lines.length && (count === 0 || bytes + lines[count]!.length <= maxBytes)) bytes += lines[count++]!.length;
+    const kept = lines.slice(0, count);
+    // Lines the history let go before this client read them: the page says how many it missed.
+    // Lines go as JSON strings: one malformed line (a followed file can hold anything) costs only itself.
+    const text = `data: {"from":${from},"skipped":${from - cursor},"lines":${JSON.stringify(kept)}}\n\n`;
+    const batch = { text, next: from + kept.length };
+    this.last = { cursor, maxBytes, end: this.history.end, batch };
+    return batch;
+  }
 }
 
 function send(res: ServerResponse, type: string, body: string): void {

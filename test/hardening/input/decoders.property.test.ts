@@ -508,7 +508,7 @@ describe("legacy endpoint table on arbitrary strings and bases", () => {
     );
     fc.assert(
       fc.property(fc.array(fc.tuple(data, base), { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 5 }), (entries, max) => {
-        const table = new LegacyEndpoints(max);
+        const table = new LegacyEndpoints({ maxEntries: max, maxBytes: 1 << 20 });
         for (const [endpoint, baseText] of entries) {
           const baseUrl = new URL(baseText);
           const session = table.register(endpoint, baseUrl, "flow-1", "srv");
