@@ -12,6 +12,7 @@ import { McpFlow } from "./flow.js";
 import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
+import { runEach } from "../util/run-each.js";
 
 /** A body its receiver may read otherwise: why, and its other readings that parse. */
 interface Readings {
@@ -247,10 +248,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     exchangeEnd(ex) {
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
-      // A stage that throws here must not become an unhandled rejection (which ends the process).
-      void Promise.allSettled(flow.decoding)
-        .then(() => finish(pipeline, flow))
-        .catch(() => {});
+      // A stage that throws here is reported by the addon chain (an `addon_error` record of this exchange).
+      return Promise.allSettled(flow.decoding).then(() => finish(pipeline, flow));
     },
 
     close() {
@@ -266,9 +265,16 @@ function answersWithBody(flow: McpFlow): boolean {
   return response.status >= 200 && response.status < 300 && response.status !== 202 && response.status !== 204;
 }
 
-/** Once every body of the exchange is decoded: what its end means for the requests and the session. */
+/**
+ * Once every body of the exchange is decoded: what its end means for the requests and the session. Each
+ * record is written even if one before it failed; the failures are thrown together at the end.
+ */
 function finish(pipeline: MessageHandler, flow: McpFlow): void {
-  const tracker: McpTracker = pipeline.tracker;
+  runEach([unreadRequestBody, unreadResponseBody, endOfExchange].map((step) => () => step(pipeline, flow)));
+}
+
+/** A body sent on an MCP-hinted request that no decoder read. */
+function unreadRequestBody(pipeline: MessageHandler, flow: McpFlow): void {
   const ex = flow.ex;
   if (flow.hinted && !flow.requestDecoder && ex.requestBytes > 0) {
     const type = headerValue(ex.request.headers["content-type"]) ?? "none";
@@ -278,8 +284,14 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
       ex.requestBytes,
     );
   }
-  // A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
-  // say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
+}
+
+/**
+ * A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
+ * say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
+ */
+function unreadResponseBody(pipeline: MessageHandler, flow: McpFlow): void {
+  const ex = flow.ex;
   const res = ex.response;
   if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && !flow.refusedResponse && bodyModeFor(res.headers["content-type"]) === "ignored") {
     const type = headerValue(res.headers["content-type"]) ?? "none";
@@ -289,6 +301,12 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
       ex.responseBytes,
     );
   }
+}
+
+/** What the exchange's end means for its session (a legacy stream) and its unanswered requests. */
+function endOfExchange(pipeline: MessageHandler, flow: McpFlow): void {
+  const tracker: McpTracker = pipeline.tracker;
+  const ex = flow.ex;
   // Cut off by the proxy's own shutdown: what is still pending is the proxy's doing, not the peer's, and
   // `close` reports it (and ends the sessions) as "proxy stopped".
   if (ex.error?.code === "shutdown") return;
