@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
+import { writeFileAtomicSync } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 
 /**
@@ -95,26 +95,8 @@ export function pinFileJson(table: PinTable): string {
  * renamed over it. A missing folder is created 0700; an existing one is left as it is.
  */
 export function writePinFile(file: string, text: string): void {
-  const dir = path.dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  let open = true;
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-    open = false;
-    renameSync(tmp, file);
-  } catch (err) {
-    if (open) closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // gone already
-    }
-    throw err;
-  }
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomicSync(file, text);
 }
 
 /** Identity of the file as last read or written: another process (`pins approve`) may rewrite it. */
