@@ -4,8 +4,7 @@
  * key and the state). See audit-chain.ts and audit-state.ts.
  */
 import path from "node:path";
-import { timingSafeEqual } from "node:crypto";
-import { GENESIS_HASH, lineHash, macOf, unseal, type AuditKeys } from "./audit-chain.js";
+import { GENESIS_HASH, lineHash, macOf, sameMac, unseal, type AuditKeys } from "./audit-chain.js";
 import type { StateRead } from "./audit-state.js";
 
 export interface ChainProblem {
@@ -186,8 +185,4 @@ function compareWithState(
     return "behind";
   }
   return "matched";
-}
-
-function sameMac(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
