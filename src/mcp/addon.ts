@@ -13,6 +13,7 @@ import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
 import { runEach } from "../util/run-each.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 /** A body its receiver may read otherwise: why, and its other readings that parse. */
 interface Readings {
@@ -360,9 +361,9 @@ function carriesBody(h: Exchange["request"]["headers"]): boolean {
 }
 
 function hasMethod(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { method?: unknown }).method === "string";
+  return isPlainObject(value) && typeof value.method === "string";
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "jsonrpc" in value;
+  return isPlainObject(value) && "jsonrpc" in value;
 }

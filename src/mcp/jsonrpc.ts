@@ -5,6 +5,8 @@
  * a message because a peer added a field.
  */
 
+import { isPlainObject } from "../util/plain-object.js";
+
 export const JSONRPC_VERSION = "2.0";
 
 /** `_meta` key that carries the protocol revision on every request in the stateless (2026-07-28) revision. */
@@ -84,12 +86,6 @@ export type ClassifiedMessage =
   | ClassifiedInvalid;
 
 const ID_PROBLEM = "id must be a string or integer";
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } fr
 import path from "node:path";
 import { writeFileAtomicSync } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 /**
  * pins.json on disk. In memory every name (server, tool) is a Map key, never a property of a plain
@@ -51,10 +52,10 @@ export function readPinFile(file: string): PinTable {
 }
 
 function parsePinFile(parsed: unknown): PinTable {
-  if (!isRecord(parsed) || parsed.version !== 1 || !isRecord(parsed.servers)) throw new Error("unknown format");
+  if (!isPlainObject(parsed) || parsed.version !== 1 || !isPlainObject(parsed.servers)) throw new Error("unknown format");
   const table: PinTable = new Map();
   for (const [server, entry] of Object.entries(parsed.servers)) {
-    if (!isRecord(entry) || !isRecord(entry.tools)) throw new Error(`server ${JSON.stringify(server)}: no tools`);
+    if (!isPlainObject(entry) || !isPlainObject(entry.tools)) throw new Error(`server ${JSON.stringify(server)}: no tools`);
     if (entry.firstSeen !== undefined && typeof entry.firstSeen !== "string") throw new Error(`server ${JSON.stringify(server)}: bad firstSeen`);
     const tools = new Map<string, ToolPin>();
     for (const [name, pin] of Object.entries(entry.tools)) {
@@ -66,19 +67,16 @@ function parsePinFile(parsed: unknown): PinTable {
   return table;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 export function isPin(v: unknown): v is ToolPin {
-  if (!isRecord(v)) return false;
+  if (!isPlainObject(v)) return false;
   const nullableString = (x: unknown) => x === null || typeof x === "string";
   const pending = v.pending;
   return (
     nullableString(v.sha256) &&
     typeof v.firstSeen === "string" &&
     nullableString(v.approvedAt) &&
-    (pending === null || (isRecord(pending) && typeof pending.sha256 === "string" && typeof pending.seen === "string"))
+    (pending === null || (isPlainObject(pending) && typeof pending.sha256 === "string" && typeof pending.seen === "string"))
   );
 }
 
