@@ -5,6 +5,8 @@
  * notifications become span events. Nothing here talks to the SDK (see sdk-spans.ts).
  */
 import { redactUrlQuery } from "../log/redact.js";
+import { opposite, requestKey, type Direction } from "../mcp/correlator.js";
+import type { RequestId } from "../mcp/jsonrpc.js";
 
 export type Attributes = Record<string, string | number | boolean | string[]>;
 
@@ -77,7 +79,7 @@ export class McpSpanBuilder {
     const kind = r.kind;
     const time = timeOf(r);
     if (kind === "request" && validId(r.id)) {
-      const key = requestKey(r, r.direction);
+      const key = spanKey(r, r.id, direction(r.direction));
       const previous = this.open.get(key);
       if (previous) {
         this.open.delete(key);
@@ -99,8 +101,8 @@ export class McpSpanBuilder {
       return;
     }
     if ((kind === "response" || kind === "error" || kind === "unanswered") && validId(r.id)) {
-      const requestDirection = kind === "unanswered" ? r.direction : opposite(r.direction);
-      const key = requestKey(r, requestDirection);
+      const requestDirection = kind === "unanswered" ? direction(r.direction) : opposite(r.direction);
+      const key = spanKey(r, r.id, requestDirection);
       const entry = this.open.get(key);
       if (!entry) return;
       this.open.delete(key);
@@ -110,7 +112,7 @@ export class McpSpanBuilder {
     if (kind === "notification" && r.method === "notifications/progress") {
       const related = asRecord(r.related);
       if (!related || !validId(related.id)) return;
-      const entry = this.open.get(requestKey({ ...r, id: related.id }, opposite(r.direction)));
+      const entry = this.open.get(spanKey(r, related.id, opposite(r.direction)));
       if (!entry || entry.span.events.length >= MAX_EVENTS_PER_SPAN) return;
       const params = asRecord(r.params);
       const attributes: Attributes = {};
@@ -222,14 +224,16 @@ function ruleNames(decision: Rec): string[] {
   return [...new Set(names)].map(cut);
 }
 
-/** Requests are told apart by session (responses may come on another exchange: legacy SSE, GET stream), else by exchange. */
-function requestKey(r: Rec, direction: unknown): string {
-  const scope = typeof r.session === "string" ? `s:${r.session}` : `f:${String(r.flow)}`;
-  return `${String(r.server)}\u0000${scope}\u0000${String(direction)}\u0000${typeof r.id}:${String(r.id)}`;
+/**
+ * The correlator's key of the request a record belongs to: by session (responses may come on another
+ * exchange: legacy SSE, GET stream), else by exchange.
+ */
+function spanKey(r: Rec, id: RequestId, direction: Direction | null): string {
+  return requestKey(String(r.server), typeof r.session === "string" ? r.session : String(r.flow), direction, id);
 }
 
-function opposite(direction: unknown): string {
-  return direction === "client_to_server" ? "server_to_client" : "client_to_server";
+function direction(value: unknown): Direction | null {
+  return value === "client_to_server" || value === "server_to_client" ? value : null;
 }
 
 function validId(id: unknown): id is string | number {
