@@ -18,8 +18,13 @@ export default class SkipSummaryReporter implements Reporter {
   }
 
   onUserConsoleLog(log: UserConsoleLog): void {
-    const match = /^SKIPPED \S+: (.*)$/m.exec(log.content);
-    if (match && log.taskId !== undefined) this.said.set(log.taskId, match[1]!.trim());
+    if (log.taskId === undefined) return;
+    // A file with several needs says each (their lines may come in one log).
+    for (const match of log.content.matchAll(/^SKIPPED \S+: (.*)$/gm)) {
+      const before = this.said.get(log.taskId);
+      const why = match[1]!.trim();
+      this.said.set(log.taskId, before === undefined || before.includes(why) ? (before ?? why) : `${before}; or ${why}`);
+    }
   }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {

@@ -9,6 +9,7 @@ import { tempDir, writePolicyFile } from "./policy-fixtures.js";
 import { scriptMcp } from "./scripted-server.js";
 import { wireClient } from "./wire-client.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const rules = (port: number) => `rules:
   - name: no-loopback-mcp
@@ -26,6 +27,7 @@ detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinnin
 
 const isPolicy = (r: LogRecord): boolean => r.event === "policy";
 
+skipNote(import.meta.url, !hasCurl, "curl is not installed");
 describe("CONNECT refusal", () => {
   let tmp: ReturnType<typeof tempDir>;
   let up: ScriptedUpstream;
