@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    reporters: ["default"],
+    // The second prints how many tests were skipped, and why.
+    reporters: ["default", "./test/helpers/skip-summary-reporter.ts"],
   },
 });

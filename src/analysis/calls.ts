@@ -1,3 +1,4 @@
+import { opposite } from "../mcp/correlator.js";
 import { num, obj, str, type LogRecord } from "../saved-logs/filters.js";
 
 export type Outcome = "ok" | "error" | "tool_error" | "unanswered" | "cancelled" | "open";
@@ -166,10 +167,6 @@ function sameExchange(request: LogRecord, other: LogRecord): boolean {
 
 function key(server: unknown, direction: string | null, id: unknown): string {
   return JSON.stringify([server ?? null, direction, typeof id === "number" ? `n:${id}` : typeof id === "string" ? `s:${id}` : JSON.stringify(id)]);
-}
-
-function opposite(direction: string | null): string | null {
-  return direction === "client_to_server" ? "server_to_client" : direction === "server_to_client" ? "client_to_server" : null;
 }
 
 function findLast<T>(list: readonly T[], match: (t: T) => boolean): number {

@@ -1,16 +1,17 @@
 /**
  * A line diff (longest common subsequence) of two short texts — tool descriptions and schemas pretty-printed —
- * written here because it is a few lines and no diff package is among the dependencies. Texts longer than
- * `MAX_LINES` are shown whole, old then new, rather than diffed (the table is quadratic).
+ * written here because it is a few lines and no diff package is among the dependencies. One for the reports
+ * and the web UI. Texts whose table would pass `MAX_CELLS` (lines of one × lines of the other: the table is
+ * quadratic, 4 bytes a cell) are shown whole, old then new, rather than diffed.
  */
-export const MAX_LINES = 2000;
+export const MAX_CELLS = 4_000_000;
 
 export type DiffLine = { op: " " | "-" | "+"; text: string };
 
 export function lineDiff(a: string, b: string): DiffLine[] {
   const x = a.split("\n");
   const y = b.split("\n");
-  if (x.length > MAX_LINES || y.length > MAX_LINES) return [...x.map((text) => ({ op: "-" as const, text })), ...y.map((text) => ({ op: "+" as const, text }))];
+  if (x.length * y.length > MAX_CELLS) return [...x.map((text) => ({ op: "-" as const, text })), ...y.map((text) => ({ op: "+" as const, text }))];
   const n = x.length;
   const m = y.length;
   const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));

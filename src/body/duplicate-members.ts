@@ -1,16 +1,6 @@
 import { closingQuote } from "./json-text.js";
 
 /**
- * The first member name that appears twice in one object of a JSON text, or null. Parsers disagree on
- * `{"name":"echo","name":"get-env"}` (JSON.parse keeps the last, others the first or refuse it): a message
- * with one cannot be judged the way every receiver will read it. Hand-written because JSON.parse hides
- * duplicates; `text` must already be valid JSON (it is scanned, not validated).
- */
-export function duplicateMember(text: string): string | null {
-  return scanMembers(text).duplicate;
-}
-
-/**
  * One pass over the member names: the first given twice in one object, and whether any is `__proto__`
  * (JSON.parse makes it an own member; a JavaScript receiver that copies the object with assignment,
  * `Object.assign` or a hand-written merge, sets the copy's prototype from it instead).
@@ -50,7 +40,12 @@ function scanMembers(text: string): { duplicate: string | null; proto: boolean }
   return { duplicate: null, proto };
 }
 
-/** Why a JSON text may be read otherwise because of its member names (one given twice, `__proto__`), or null. */
+/**
+ * Why a JSON text may be read otherwise because of its member names, or null: a name given twice in one
+ * object (parsers disagree on `{"name":"echo","name":"get-env"}`: JSON.parse keeps the last, others the first
+ * or refuse it), or `__proto__`. Hand-written because JSON.parse hides duplicates; `text` must already be
+ * valid JSON (it is scanned, not validated).
+ */
 export function duplicateMemberDoubt(text: string): string | null {
   const { duplicate, proto } = scanMembers(text);
   if (duplicate !== null) return `member ${JSON.stringify(duplicate).slice(0, 80)} appears twice in one object (receivers may read either value)`;

@@ -12,7 +12,7 @@
  * - With --proxy, credentials from --proxy-auth / MCP_WIRETAP_PROXY_AUTH go into the URL if it has none.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { constants as osConstants } from "node:os";
+import { exitStatus } from "../util/exit-status.js";
 import { Option, type Command } from "commander";
 import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor, withCredentials } from "./client-env.js";
 import { addProxyOptions, toStartOptions } from "./proxy-options.js";
@@ -57,12 +57,6 @@ export function registerRunCommand(program: Command): Command {
   return cmd;
 }
 
-function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
-  if (code !== null) return code;
-  const number = signal ? osConstants.signals[signal] : undefined;
-  return number ? 128 + number : 1;
-}
-
 /** Resolves once everything written to stderr so far has left the process (bounded). */
 function drainStderr(timeoutMs = 2000): Promise<void> {
   if (!process.stderr.writableNeedDrain) return Promise.resolve();
@@ -99,7 +93,7 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
         resolve(err.code === "EACCES" ? 126 : 127);
       }
     });
-    child.once("exit", (code, signal) => resolve(exitCodeOf(code, signal)));
+    child.once("exit", (code, signal) => resolve(exitStatus(code, signal)));
   });
   return { child, exited };
 }

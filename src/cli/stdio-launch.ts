@@ -4,7 +4,8 @@ import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { startRelay, type RelayEnd } from "../stdio/relay.js";
+import { exitStatus } from "../util/exit-status.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
 import { spawnErrorRecord, stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
@@ -80,7 +81,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const end = await relay.done;
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   stderrRecorder.end();
-  const code = end.kind === "exit" ? exitCodeOf(end) : spawnFailed(end, command, log, server);
+  const code = end.kind === "exit" ? exitStatus(end.code, end.signal) : spawnFailed(end, command, log, server);
   const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
   pipeline.tracker.endSession(server, session, reason);
   pipeline.tracker.close();

@@ -7,7 +7,7 @@
  * passes (a forged `stop`), or rewrite it consistently. What a cut at the end removes is shown by the audit
  * state, which holds the last seq and hash written (audit-verify.ts compares them).
  */
-import { createHmac, createSecretKey, hash, type KeyObject } from "node:crypto";
+import { createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from "node:crypto";
 
 export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
 const MAC_PREFIX = "hmac-sha256:";
@@ -44,6 +44,11 @@ export function unseal(line: string): { unsealed: string; mac: string } | null {
 
 export function macOf(text: string, key: KeyObject): string {
   return `${MAC_PREFIX}${createHmac("sha256", key).update(text).digest("hex")}`;
+}
+
+/** Two MACs are the same, compared in constant time (a timing must not tell how much of a forged one is right). */
+export function sameMac(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 export interface ChainPosition {

@@ -10,7 +10,7 @@
  *   The next start on the same log continues the chain from it, so a log truncated or deleted while the
  *   proxy was down shows too, at the seam.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../util/usage-error.js";
@@ -23,7 +23,7 @@ import {
   readPrivateFile,
   shellQuote,
 } from "../util/private-file.js";
-import { deriveAuditKeys, lineHash, macOf, seal, unseal, type AuditKeys, type ChainPosition } from "./audit-chain.js";
+import { deriveAuditKeys, lineHash, macOf, sameMac, seal, unseal, type AuditKeys, type ChainPosition } from "./audit-chain.js";
 
 export const AUDIT_KEY_FILE = "audit.key";
 
@@ -136,10 +136,6 @@ export function parseChainState(text: string | null, file: string, keys: AuditKe
   }
   const chain = state.chain === undefined ? {} : { chain: state.chain };
   return { file, state: { log: state.log, ...chain, seq: state.seq, hash: state.hash, updated: String(state.updated) } };
-}
-
-function sameMac(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 /** Rewrites the state in place: one write of a fixed size, so the file is never seen shorter or longer. */

@@ -4,8 +4,7 @@
  * key and the state). See audit-chain.ts and audit-state.ts.
  */
 import path from "node:path";
-import { timingSafeEqual } from "node:crypto";
-import { GENESIS_HASH, lineHash, macOf, unseal, type AuditKeys } from "./audit-chain.js";
+import { GENESIS_HASH, lineHash, macOf, sameMac, unseal, type AuditKeys } from "./audit-chain.js";
 import type { StateRead } from "./audit-state.js";
 
 export interface ChainProblem {
@@ -53,6 +52,7 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
   const macProblems: ChainProblem[] = [];
   let sealedRecords = 0;
   let prevLine: string | null = null;
+  let prevAt = { file: "", line: 0 };
   let prevSeq: number | null = null;
   let records = 0;
   let lastEvent: unknown = null;
@@ -70,6 +70,7 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
       } catch {
         problems.push({ ...at, seq: null, problem: "not a JSON record (edited or cut short)" });
         prevLine = line;
+        prevAt = at;
         prevSeq = prevSeq === null ? null : prevSeq + 1;
         return;
       }
@@ -84,10 +85,11 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
           macProblems.push({ ...at, seq, problem: "forged or edited: its MAC does not match (the proxy did not write this record with this key)" });
         }
       }
-      problems.push(...chainProblems(name, index, record, seq, prevLine, prevSeq));
+      problems.push(...chainProblems(at, record, seq, prevLine, prevAt, prevSeq));
       if (prevLine === null && seq === 0) chain = lineHash(line);
       if (seq !== null) last = { ...at, seq, hash: lineHash(line) };
       prevLine = line;
+      prevAt = at;
       prevSeq = seq ?? prevSeq;
     });
   }
@@ -121,14 +123,14 @@ export function verifyChain(files: readonly { name: string; text: string }[], op
 }
 
 function chainProblems(
-  file: string,
-  index: number,
+  where: { file: string; line: number },
   record: { prevHash?: unknown },
   seq: number | null,
   prevLine: string | null,
+  prevAt: { file: string; line: number },
   prevSeq: number | null,
 ): ChainProblem[] {
-  const at = { file, line: index + 1, seq };
+  const at = { ...where, seq };
   if (seq === null || typeof record.prevHash !== "string") {
     return [{ ...at, problem: "record has no seq/prevHash (written without --audit-chain, or edited)" }];
   }
@@ -143,7 +145,8 @@ function chainProblems(
   if (seq > expectedSeq) return [{ ...at, problem: `${seq - expectedSeq} record(s) removed before this one (seq ${expectedSeq}-${seq - 1})` }];
   if (seq < expectedSeq) return [{ ...at, problem: `out of order: seq ${seq} after seq ${expectedSeq - 1} (reordered or duplicated)` }];
   if (record.prevHash !== lineHash(prevLine)) {
-    return [{ file, line: index, seq: seq - 1, problem: "record was edited (its hash does not match the next record's prevHash)" }];
+    // The edited record is the one before (the last of the previous file, for the first record of a file).
+    return [{ ...prevAt, seq: seq - 1, problem: "record was edited (its hash does not match the next record's prevHash)" }];
   }
   return [];
 }
@@ -209,8 +212,4 @@ function compareWithState(
     return "behind";
   }
   return "matched";
-}
-
-function sameMac(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }

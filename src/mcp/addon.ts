@@ -1,6 +1,6 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, charsetsOf, createBodyDecoder, keepsAscii, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
@@ -9,9 +9,12 @@ import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
 import { enforceRequest, enforceResponse, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
+import { refusalOf, responseHead } from "./response-refusals.js";
 import type { Judged, MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
+import { runEach } from "../util/run-each.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 /** A body its receiver may read otherwise: why, and its other readings that parse. */
 interface Readings {
@@ -197,42 +200,15 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         if (ex.response.status === 404) tracker.endSession(flow.server, flow.session, "expired (404)", ex.id);
         else if (ex.request.method === "DELETE" && ex.response.status < 300) tracker.endSession(flow.server, flow.session, "deleted", ex.id);
       }
-      // Node keeps the first Content-Type line; the proxy forwards them all, and a client may read another (httpx
-      // joins them with ", ": a charset in the last one holds). Such an answer of an MCP exchange is not passed on.
-      // A legacy HTTP+SSE stream is not known to be MCP yet when its headers arrive (no MCP header on its GET):
-      // any response a client may take for an event stream (httpx-sse looks for "text/event-stream" anywhere in
-      // the type) is held to the same rule.
-      const typeLines = headerLines(ex.response.rawHeaders, "content-type");
-      const types = typeLines.length;
-      // httpx-sse takes a type naming "text/event-stream" anywhere (`text/plain, text/event-stream`) for a stream.
-      const streamLike = typeLines.some((line) => /text\/event-stream/i.test(line));
-      if (opts.enforce && types > 1 && (flow.isMcp || flow.hinted || streamLike)) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, `response has ${types} Content-Type header lines; receivers may read either: not passed on`, streamLike);
+      const head = responseHead(flow, ex.response);
+      const refusal = opts.enforce ? refusalOf(head) : null;
+      if (opts.enforce && refusal !== null) {
+        // An event stream is refused on its head: it may never end.
+        refuseUnreadResponse(pipeline, flow, opts.enforce, refusal, head.streamLike);
         return;
       }
-      // An event stream under a charset that may not read ASCII as ASCII: neither what is passed on nor what the
-      // proxy writes in place of a denied event reads to every client as the proxy reads it.
-      // A type with bytes past printable ASCII may name a charset the proxy does not see (Python strips NEL as a
-      // space around a parameter's name): refused as well.
-      const foreign = opts.enforce && streamLike ? unreadCharset(typeLines, ex.response.headers["content-type"]) : undefined;
-      if (opts.enforce && foreign !== undefined) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, `event stream under ${foreign}, which a client may read otherwise than the proxy: not passed on`, true);
-        return;
-      }
-      const mode = bodyModeFor(ex.response.headers["content-type"]);
-      // The same for a JSON answer of an MCP exchange: a client that decodes the header as UTF-8 (httpx) and the
-      // body with its charset (httpx's `response.text`) may read a charset (UTF-7, say) the proxy never saw.
-      if (opts.enforce && mode === "json" && (flow.isMcp || flow.hinted) && foreignTypeBytes(typeLines)) {
-        refuseUnreadResponse(pipeline, flow, opts.enforce, "JSON answer under a content-type with bytes past printable ASCII, which a client may read otherwise than the proxy: not passed on");
-        return;
-      }
-      if (mode === "ignored") {
-        if (opts.enforce && (answersWithBody(flow) || streamLike)) {
-          const type = headerValue(ex.response.headers["content-type"]) ?? "none";
-          refuseUnreadResponse(pipeline, flow, opts.enforce, `response body is not JSON or an event stream (content-type: ${type}): not passed on`, streamLike);
-        }
-        return;
-      }
+      const mode = head.mode;
+      if (mode === "ignored") return;
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -247,10 +223,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     exchangeEnd(ex) {
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
-      // A stage that throws here must not become an unhandled rejection (which ends the process).
-      void Promise.allSettled(flow.decoding)
-        .then(() => finish(pipeline, flow))
-        .catch(() => {});
+      // A stage that throws here is reported by the addon chain (an `addon_error` record of this exchange).
+      return Promise.allSettled(flow.decoding).then(() => finish(pipeline, flow));
     },
 
     close() {
@@ -259,16 +233,16 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
 }
 
-/** An MCP POST or session GET (not legacy) answered 2xx with a body its client reads messages from (not 202/204). */
-function answersWithBody(flow: McpFlow): boolean {
-  const { request, response } = flow.ex;
-  if (!flow.isMcp || flow.legacy || (request.method !== "POST" && request.method !== "GET") || !response) return false;
-  return response.status >= 200 && response.status < 300 && response.status !== 202 && response.status !== 204;
+/**
+ * Once every body of the exchange is decoded: what its end means for the requests and the session. Each
+ * record is written even if one before it failed; the failures are thrown together at the end.
+ */
+function finish(pipeline: MessageHandler, flow: McpFlow): void {
+  runEach([unreadRequestBody, unreadResponseBody, endOfExchange].map((step) => () => step(pipeline, flow)));
 }
 
-/** Once every body of the exchange is decoded: what its end means for the requests and the session. */
-function finish(pipeline: MessageHandler, flow: McpFlow): void {
-  const tracker: McpTracker = pipeline.tracker;
+/** A body sent on an MCP-hinted request that no decoder read. */
+function unreadRequestBody(pipeline: MessageHandler, flow: McpFlow): void {
   const ex = flow.ex;
   if (flow.hinted && !flow.requestDecoder && ex.requestBytes > 0) {
     const type = headerValue(ex.request.headers["content-type"]) ?? "none";
@@ -278,8 +252,14 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
       ex.requestBytes,
     );
   }
-  // A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
-  // say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
+}
+
+/**
+ * A 200 answer to an MCP POST must be JSON or an event stream; any other body (JSON-RPC sent as text/plain,
+ * say) was not decoded: say so, rather than leave only "stream ended without a response" on the record.
+ */
+function unreadResponseBody(pipeline: MessageHandler, flow: McpFlow): void {
+  const ex = flow.ex;
   const res = ex.response;
   if (flow.isMcp && !flow.legacy && ex.request.method === "POST" && res?.source === "upstream" && res.status === 200 && ex.responseBytes > 0 && !flow.refusedResponse && bodyModeFor(res.headers["content-type"]) === "ignored") {
     const type = headerValue(res.headers["content-type"]) ?? "none";
@@ -289,6 +269,12 @@ function finish(pipeline: MessageHandler, flow: McpFlow): void {
       ex.responseBytes,
     );
   }
+}
+
+/** What the exchange's end means for its session (a legacy stream) and its unanswered requests. */
+function endOfExchange(pipeline: MessageHandler, flow: McpFlow): void {
+  const tracker: McpTracker = pipeline.tracker;
+  const ex = flow.ex;
   // Cut off by the proxy's own shutdown: what is still pending is the proxy's doing, not the peer's, and
   // `close` reports it (and ends the sessions) as "proxy stopped".
   if (ex.error?.code === "shutdown") return;
@@ -324,26 +310,14 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
   });
 }
 
-/** Why an event stream's charset may read ASCII otherwise than as ASCII (see keepsAscii), or undefined. */
-function unreadCharset(typeLines: readonly string[], contentType: string | readonly string[] | undefined): string | undefined {
-  if (foreignTypeBytes(typeLines)) return "a content-type with bytes past printable ASCII";
-  const charset = charsetsOf(contentType).find((c) => !keepsAscii(c));
-  return charset === undefined ? undefined : `charset "${charset}"`;
-}
-
-/** A Content-Type line holds a byte other than tab and printable ASCII (node reads it as latin-1, httpx as UTF-8 when it is). */
-function foreignTypeBytes(typeLines: readonly string[]): boolean {
-  return typeLines.some((line) => /[^\t\x20-\x7e]/.test(line));
-}
-
 function carriesBody(h: Exchange["request"]["headers"]): boolean {
   return h["transfer-encoding"] !== undefined || (h["content-length"] !== undefined && h["content-length"] !== "0");
 }
 
 function hasMethod(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { method?: unknown }).method === "string";
+  return isPlainObject(value) && typeof value.method === "string";
 }
 
 function looksLikeJsonRpc(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "jsonrpc" in value;
+  return isPlainObject(value) && "jsonrpc" in value;
 }

@@ -3,8 +3,11 @@ import { idKey, type RequestId } from "./jsonrpc.js";
 
 export type Direction = "client_to_server" | "server_to_client";
 
-export function opposite(direction: Direction): Direction {
-  return direction === "client_to_server" ? "server_to_client" : "client_to_server";
+/** The other way (a record's direction read back from a log may be anything: that is no way, null). */
+export function opposite(direction: Direction): Direction;
+export function opposite(direction: unknown): Direction | null;
+export function opposite(direction: unknown): Direction | null {
+  return direction === "client_to_server" ? "server_to_client" : direction === "server_to_client" ? "client_to_server" : null;
 }
 
 /** A request waiting for its response. */
@@ -184,8 +187,12 @@ function scopeKey(server: string, session: string | null, direction: Direction):
   return JSON.stringify([server, session, direction]);
 }
 
-function requestKey(server: string, session: string | null, direction: Direction, id: RequestId): string {
-  return JSON.stringify([server, session, direction, idKey(id)]);
+/**
+ * What tells one request from every other: (server, scope, direction of the request, id). The scope is the
+ * session, or the exchange when there is none. The OpenTelemetry spans pair records by it too.
+ */
+export function requestKey(server: string, scope: string | null, direction: Direction | null, id: RequestId): string {
+  return JSON.stringify([server, scope, direction, idKey(id)]);
 }
 
 function tokenKey(server: string, session: string | null, direction: Direction, token: string | number): string {

@@ -1,33 +1,17 @@
-import { z } from "zod";
-
 /**
- * JSON-RPC 2.0 as MCP uses it. The schemas and `isXxx` guards accept only messages valid for MCP;
- * `classifyMessage` says what any decoded JSON value is, and why it is not valid when it is not.
+ * JSON-RPC 2.0 as MCP uses it: `classifyMessage` says what any decoded JSON value is, and why it is not
+ * valid when it is not (the one reading of a message in production).
  * Unknown top-level members are tolerated: JSON-RPC does not forbid them and a tap should not hide
  * a message because a peer added a field.
  */
+
+import { isPlainObject } from "../util/plain-object.js";
 
 export const JSONRPC_VERSION = "2.0";
 
 /** `_meta` key that carries the protocol revision on every request in the stateless (2026-07-28) revision. */
 export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
 
-// JSON-RPC 2.0 codes.
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
-export const SERVER_ERROR_MIN = -32099;
-export const SERVER_ERROR_MAX = -32000;
-// MCP codes.
-/** Resource not found (until 2025-11-25). */
-export const RESOURCE_NOT_FOUND = -32002;
-export const URL_ELICITATION_REQUIRED = -32042;
-/** 2026-07-28: an `Mcp-*` / `MCP-Protocol-Version` header disagrees with the body. */
-export const HEADER_MISMATCH = -32020;
-export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 /**
  * Code of the JSON-RPC error the proxy sends when its policy denies a request. It lies in the
  * implementation-defined server range (-32000..-32099) and is used by no MCP revision nor by the
@@ -43,116 +27,25 @@ export const UNREADABLE_MESSAGE = "mcp-wiretap: message cannot be read unambiguo
 export const JUDGEMENT_FAILED_CODE = -32053;
 export const JUDGEMENT_FAILED_MESSAGE = "mcp-wiretap could not judge this message";
 
-const ERROR_CODE_NAMES: ReadonlyMap<number, string> = new Map([
-  [PARSE_ERROR, "ParseError"],
-  [INVALID_REQUEST, "InvalidRequest"],
-  [METHOD_NOT_FOUND, "MethodNotFound"],
-  [INVALID_PARAMS, "InvalidParams"],
-  [INTERNAL_ERROR, "InternalError"],
-  [RESOURCE_NOT_FOUND, "ResourceNotFound"],
-  [URL_ELICITATION_REQUIRED, "UrlElicitationRequired"],
-  [HEADER_MISMATCH, "HeaderMismatch"],
-  [MISSING_REQUIRED_CLIENT_CAPABILITY, "MissingRequiredClientCapability"],
-  [UNSUPPORTED_PROTOCOL_VERSION, "UnsupportedProtocolVersion"],
-  [POLICY_DENIED_CODE, "PolicyDenied"],
-  [UNREADABLE_CODE, "Unreadable"],
-  [JUDGEMENT_FAILED_CODE, "JudgementFailed"],
-]);
-
-/** Spec name of a well-known error code ("ServerError" for the rest of the server range). */
-export function errorCodeName(code: number): string | undefined {
-  const name = ERROR_CODE_NAMES.get(code);
-  if (name !== undefined) return name;
-  return code >= SERVER_ERROR_MIN && code <= SERVER_ERROR_MAX ? "ServerError" : undefined;
-}
-
 /** MCP request ids are strings or integers (JSON-RPC would also allow null and fractions). */
-export const RequestIdSchema = z.union([z.string(), z.number().int()]);
-export type RequestId = z.infer<typeof RequestIdSchema>;
-/** Same test as `RequestIdSchema` (an integer means a safe integer), without a parse per message. */
+export type RequestId = string | number;
+/** A string or a safe integer. */
 export const isRequestId = (value: unknown): value is RequestId =>
   typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 
 /** MCP params and results are JSON objects, never by-position arrays. */
-const JsonObjectSchema = z.record(z.string(), z.unknown());
-export type JsonObject = z.infer<typeof JsonObjectSchema>;
+export type JsonObject = Record<string, unknown>;
+
+export interface JSONRPCErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+  [member: string]: unknown;
+}
 
 function hasMember(value: object, name: string): boolean {
   return Object.hasOwn(value, name) && (value as Record<string, unknown>)[name] !== undefined;
 }
-
-const lacks =
-  (...names: string[]) =>
-  (value: object): boolean =>
-    names.every((name) => !hasMember(value, name));
-
-export const JSONRPCRequestSchema = z
-  .looseObject({
-    jsonrpc: z.literal(JSONRPC_VERSION),
-    id: RequestIdSchema,
-    method: z.string(),
-    params: JsonObjectSchema.optional(),
-  })
-  .refine(lacks("result", "error"), "a request has no result or error");
-export type JSONRPCRequest = z.infer<typeof JSONRPCRequestSchema>;
-export const isJSONRPCRequest = (value: unknown): value is JSONRPCRequest =>
-  JSONRPCRequestSchema.safeParse(value).success;
-
-export const JSONRPCNotificationSchema = z
-  .looseObject({
-    jsonrpc: z.literal(JSONRPC_VERSION),
-    method: z.string(),
-    params: JsonObjectSchema.optional(),
-  })
-  .refine(lacks("id", "result", "error"), "a notification has no id, result or error");
-export type JSONRPCNotification = z.infer<typeof JSONRPCNotificationSchema>;
-export const isJSONRPCNotification = (value: unknown): value is JSONRPCNotification =>
-  JSONRPCNotificationSchema.safeParse(value).success;
-
-export const JSONRPCResultResponseSchema = z
-  .looseObject({
-    jsonrpc: z.literal(JSONRPC_VERSION),
-    id: RequestIdSchema,
-    result: JsonObjectSchema,
-  })
-  .refine(lacks("method", "error"), "a result response has no method or error");
-export type JSONRPCResultResponse = z.infer<typeof JSONRPCResultResponseSchema>;
-export const isJSONRPCResultResponse = (value: unknown): value is JSONRPCResultResponse =>
-  JSONRPCResultResponseSchema.safeParse(value).success;
-
-export const JSONRPCErrorObjectSchema = z.looseObject({
-  code: z.number().int(),
-  message: z.string(),
-  data: z.unknown().optional(),
-});
-export type JSONRPCErrorObject = z.infer<typeof JSONRPCErrorObjectSchema>;
-
-/** `id` is null (or, as some SDKs send it, absent) when the request's id could not be read. */
-export const JSONRPCErrorResponseSchema = z
-  .looseObject({
-    jsonrpc: z.literal(JSONRPC_VERSION),
-    id: RequestIdSchema.nullable().optional(),
-    error: JSONRPCErrorObjectSchema,
-  })
-  .refine(lacks("method", "result"), "an error response has no method or result");
-export type JSONRPCErrorResponse = z.infer<typeof JSONRPCErrorResponseSchema>;
-export const isJSONRPCErrorResponse = (value: unknown): value is JSONRPCErrorResponse =>
-  JSONRPCErrorResponseSchema.safeParse(value).success;
-
-export const JSONRPCResponseSchema = z.union([JSONRPCResultResponseSchema, JSONRPCErrorResponseSchema]);
-export type JSONRPCResponse = z.infer<typeof JSONRPCResponseSchema>;
-export const isJSONRPCResponse = (value: unknown): value is JSONRPCResponse =>
-  JSONRPCResponseSchema.safeParse(value).success;
-
-export const JSONRPCMessageSchema = z.union([
-  JSONRPCRequestSchema,
-  JSONRPCNotificationSchema,
-  JSONRPCResultResponseSchema,
-  JSONRPCErrorResponseSchema,
-]);
-export type JSONRPCMessage = z.infer<typeof JSONRPCMessageSchema>;
-export const isJSONRPCMessage = (value: unknown): value is JSONRPCMessage =>
-  JSONRPCMessageSchema.safeParse(value).success;
 
 export interface ClassifiedRequest {
   kind: "request";
@@ -193,12 +86,6 @@ export type ClassifiedMessage =
   | ClassifiedInvalid;
 
 const ID_PROBLEM = "id must be a string or integer";
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -1,4 +1,5 @@
 import { PROTOCOL_VERSION_META_KEY } from "./jsonrpc.js";
+import { isPlainObject } from "../util/plain-object.js";
 import type { HeaderMismatch } from "./rpc-event.js";
 import type { IncomingHttpHeaders } from "node:http";
 
@@ -20,10 +21,10 @@ export const STATELESS_REVISION = "2026-07-28";
  * null): the server refuses it (-32020) and a gateway would route it blind.
  */
 export function headerMismatches(headers: IncomingHttpHeaders, raw: unknown): HeaderMismatch[] | undefined {
-  if (!isObject(raw) || typeof raw.method !== "string") return undefined;
-  const params = isObject(raw.params) ? raw.params : {};
+  if (!isPlainObject(raw) || typeof raw.method !== "string") return undefined;
+  const params = isPlainObject(raw.params) ? raw.params : {};
   const versionHeader = decodeHeader(headers["mcp-protocol-version"]);
-  const meta = isObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  const meta = isPlainObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
   const methodHeader = decodeHeader(headers["mcp-method"]) ?? null;
   const stateless = [versionHeader, meta].some((v) => typeof v === "string" && v >= STATELESS_REVISION);
   if (methodHeader === null && !stateless) return undefined;
@@ -49,6 +50,3 @@ export function decodeHeader(value: string | string[] | undefined): string | und
   return m ? Buffer.from(m[1]!, "base64").toString("utf8") : v.trim();
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

@@ -15,6 +15,7 @@ import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
 import type { Judged, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
+import { runEach } from "../util/run-each.js";
 
 export interface TrackerLimits {
   maxPending: number;
@@ -185,13 +186,16 @@ export class McpTracker {
   }
 
   /** Requests that can no longer be answered: reported, then forgotten. */
+  /** Every request given up on is reported, even when reporting one before it fails. */
   giveUp(match: (p: PendingRequest) => boolean, reason: string): void {
-    for (const p of this.correlator.drain(match)) this.reportUnanswered({ ...p, reason });
+    runEach(this.correlator.drain(match).map((p) => () => this.reportUnanswered({ ...p, reason })));
   }
 
   endSession(server: string, session: string, reason: string, flow?: string): void {
-    this.giveUp((p) => p.server === server && p.session === session, `session ended (${reason})`);
-    this.sessions.end(server, session, reason, flow);
+    runEach([
+      () => this.giveUp((p) => p.server === server && p.session === session, `session ended (${reason})`),
+      () => this.sessions.end(server, session, reason, flow),
+    ]);
   }
 
   /** A legacy GET stream ended: every endpoint it announced goes, and the sessions they named end. */
@@ -201,8 +205,7 @@ export class McpTracker {
 
   /** At shutdown: everything still open is reported. */
   close(): void {
-    this.giveUp(() => true, "proxy stopped");
-    for (const s of this.sessions.all()) this.sessions.end(s.server, s.session, "proxy stopped");
+    runEach([() => this.giveUp(() => true, "proxy stopped"), ...this.sessions.all().map((s) => () => this.sessions.end(s.server, s.session, "proxy stopped"))]);
     this.correlator.flushEvictions();
     this.legacy.flushEvictions();
     this.rounds.flushEvictions();

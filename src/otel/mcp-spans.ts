@@ -9,6 +9,8 @@ import { redactUrlQuery } from "../log/redact.js";
 import { ownString } from "../util/own-string.js";
 import { methodForMetrics } from "./mcp-methods.js";
 import { eventBytes, spanBytes } from "./span-budget.js";
+import { opposite, requestKey, type Direction } from "../mcp/correlator.js";
+import type { RequestId } from "../mcp/jsonrpc.js";
 
 export type Attributes = Record<string, string | number | boolean | string[]>;
 
@@ -101,7 +103,7 @@ export class McpSpanBuilder {
     const kind = r.kind;
     const time = timeOf(r);
     if (kind === "request" && validId(r.id)) {
-      const key = requestKey(r, r.direction);
+      const key = spanKey(r, r.id, direction(r.direction));
       const previous = this.open.get(key);
       if (previous) {
         this.forget(key, previous);
@@ -121,8 +123,8 @@ export class McpSpanBuilder {
       return;
     }
     if ((kind === "response" || kind === "error" || kind === "unanswered") && validId(r.id)) {
-      const requestDirection = kind === "unanswered" ? r.direction : opposite(r.direction);
-      const key = requestKey(r, requestDirection);
+      const requestDirection = kind === "unanswered" ? direction(r.direction) : opposite(r.direction);
+      const key = spanKey(r, r.id, requestDirection);
       const entry = this.open.get(key);
       if (!entry) return;
       this.forget(key, entry);
@@ -132,7 +134,7 @@ export class McpSpanBuilder {
     if (kind === "notification" && r.method === "notifications/progress") {
       const related = asRecord(r.related);
       if (!related || !validId(related.id)) return;
-      const entry = this.open.get(requestKey({ ...r, id: related.id }, opposite(r.direction)));
+      const entry = this.open.get(spanKey(r, related.id, opposite(r.direction)));
       if (!entry || entry.span.events.length >= MAX_EVENTS_PER_SPAN) return;
       const params = asRecord(r.params);
       const attributes: Attributes = {};
@@ -265,19 +267,22 @@ function ruleNames(decision: Rec): string[] {
   return [...new Set(names)].map(cut);
 }
 
-/** Requests are told apart by session (responses may come on another exchange: legacy SSE, GET stream), else by exchange. */
-function requestKey(r: Rec, direction: unknown): string {
-  const scope = typeof r.session === "string" ? `s:${keyPart(r.session)}` : `f:${keyPart(String(r.flow))}`;
-  return `${keyPart(String(r.server))}\u0000${scope}\u0000${String(direction)}\u0000${typeof r.id}:${keyPart(String(r.id))}`;
-}
-
 /** A long part of a key (an id, a session a peer chose) by its digest: two ids alike up to a cut stay apart. */
 function keyPart(value: string): string {
   return value.length <= MAX_NAME_CHARS ? value : `#${createHash("sha256").update(value).digest("base64")}`;
 }
 
-function opposite(direction: unknown): string {
-  return direction === "client_to_server" ? "server_to_client" : "client_to_server";
+/**
+ * The correlator's key of the request a record belongs to: by session (responses may come on another
+ * exchange: legacy SSE, GET stream), else by exchange. Long parts a peer chose are kept as digests.
+ */
+function spanKey(r: Rec, id: RequestId, direction: Direction | null): string {
+  const scope = typeof r.session === "string" ? r.session : String(r.flow);
+  return requestKey(keyPart(String(r.server)), keyPart(scope), direction, typeof id === "string" ? keyPart(id) : id);
+}
+
+function direction(value: unknown): Direction | null {
+  return value === "client_to_server" || value === "server_to_client" ? value : null;
 }
 
 function validId(id: unknown): id is string | number {

@@ -1,5 +1,6 @@
 import { isIPv6 } from "node:net";
 import type { RpcEvent } from "../mcp/rpc-event.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 /** What the policy sees of one message. */
 export interface JudgedMessage {
@@ -40,5 +41,5 @@ export function hostOf(server: string): string {
 export function toolArguments(m: JudgedMessage): Record<string, unknown> | undefined {
   const params = (m.raw as { params?: { arguments?: unknown } } | undefined)?.params;
   const args = params?.arguments;
-  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+  return isPlainObject(args) ? args : undefined;
 }

@@ -6,6 +6,7 @@
  */
 
 import { defineMember } from "../log/redact/members.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 const IGNORABLE = /[\p{Cc}\p{Cf}]/gu;
 
@@ -19,21 +20,19 @@ export function looseName(name: string): string {
 
 type Members = Record<string, unknown>;
 
-const isMembers = (value: unknown): value is Members => typeof value === "object" && value !== null && !Array.isArray(value);
-
 /**
  * The readings of `raw` that differ from it: its own method and `params.name` normalised, and the members Go
  * would read (case-folded, the last match) normalised too. Each is judged beside the message.
  */
 export function nameReadings(raw: unknown): unknown[] {
-  if (!isMembers(raw)) return [];
+  if (!isPlainObject(raw)) return [];
   const readings: unknown[] = [];
-  const exactName = isMembers(raw.params) && Object.hasOwn(raw.params, "name") ? raw.params.name : undefined;
+  const exactName = isPlainObject(raw.params) && Object.hasOwn(raw.params, "name") ? raw.params.name : undefined;
   const own = normalised(raw, raw.method, raw.params, exactName);
   if (own !== null) readings.push(own);
   const method = foldedMember(raw, "method");
   const params = foldedMember(raw, "params");
-  const name = isMembers(params) ? foldedMember(params, "name") : undefined;
+  const name = isPlainObject(params) ? foldedMember(params, "name") : undefined;
   if (method !== raw.method || params !== raw.params || name !== exactName) {
     const folded = normalised(raw, method, params, name);
     if (folded !== null) readings.push(folded);
@@ -44,7 +43,7 @@ export function nameReadings(raw: unknown): unknown[] {
 /** `message` with this method, params and tool name, the names normalised; null when that is `message` itself. */
 function normalised(message: Members, method: unknown, given: unknown, name: unknown): Members | null {
   if (typeof method !== "string") return null;
-  const params = isMembers(given) ? given : null;
+  const params = isPlainObject(given) ? given : null;
   const looseMethod = looseName(method);
   const tool = params !== null && typeof name === "string" ? looseName(name) : null;
   const exactName = params !== null && Object.hasOwn(params, "name") ? params.name : undefined;

@@ -1,8 +1,8 @@
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { replaceProblem } from "../util/private-file.js";
-import { randomBytes } from "node:crypto";
+import { replaceProblem, writeFileAtomicSync } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
+import { isPlainObject } from "../util/plain-object.js";
 
 /**
  * pins.json on disk. In memory every name (server, tool) is a Map key, never a property of a plain
@@ -52,10 +52,10 @@ export function readPinFile(file: string): PinTable {
 }
 
 function parsePinFile(parsed: unknown): PinTable {
-  if (!isRecord(parsed) || parsed.version !== 1 || !isRecord(parsed.servers)) throw new Error("unknown format");
+  if (!isPlainObject(parsed) || parsed.version !== 1 || !isPlainObject(parsed.servers)) throw new Error("unknown format");
   const table: PinTable = new Map();
   for (const [server, entry] of Object.entries(parsed.servers)) {
-    if (!isRecord(entry) || !isRecord(entry.tools)) throw new Error(`server ${JSON.stringify(server)}: no tools`);
+    if (!isPlainObject(entry) || !isPlainObject(entry.tools)) throw new Error(`server ${JSON.stringify(server)}: no tools`);
     if (entry.firstSeen !== undefined && typeof entry.firstSeen !== "string") throw new Error(`server ${JSON.stringify(server)}: bad firstSeen`);
     const tools = new Map<string, ToolPin>();
     for (const [name, pin] of Object.entries(entry.tools)) {
@@ -67,19 +67,16 @@ function parsePinFile(parsed: unknown): PinTable {
   return table;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 export function isPin(v: unknown): v is ToolPin {
-  if (!isRecord(v)) return false;
+  if (!isPlainObject(v)) return false;
   const nullableString = (x: unknown) => x === null || typeof x === "string";
   const pending = v.pending;
   return (
     nullableString(v.sha256) &&
     typeof v.firstSeen === "string" &&
     nullableString(v.approvedAt) &&
-    (pending === null || (isRecord(pending) && typeof pending.sha256 === "string" && typeof pending.seen === "string"))
+    (pending === null || (isPlainObject(pending) && typeof pending.sha256 === "string" && typeof pending.seen === "string"))
   );
 }
 
@@ -96,28 +93,10 @@ export function pinFileJson(table: PinTable): string {
  * renamed over it. A missing folder is created 0700; an existing one is left as it is.
  */
 export function writePinFile(file: string, text: string): void {
-  const dir = path.dirname(file);
   const problem = replaceProblem(file);
   if (problem) throw new Error(`the pin store ${problem}: it is never replaced. Move it away, or choose another --ca-dir.`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  let open = true;
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-    open = false;
-    renameSync(tmp, file);
-  } catch (err) {
-    if (open) closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // gone already
-    }
-    throw err;
-  }
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomicSync(file, text);
 }
 
 /** Identity of the file as last read or written: another process (`pins approve`) may rewrite it. */

@@ -1,6 +1,7 @@
 import type { Addon, BodyTap, Exchange, ExchangeError, TunnelInfo } from "./exchange.js";
 
-export type AddonFailure = (addon: string, hook: string, err: unknown) => void;
+/** An addon failed: which, in which hook, and (for a hook of one exchange) that exchange's id. */
+export type AddonFailure = (addon: string, hook: string, err: unknown, flow?: string) => void;
 
 /**
  * Runs the addons in order. An addon that throws is reported and skipped for that call: forwarding never
@@ -13,15 +14,15 @@ export class AddonChain {
   ) {}
 
   requestHeaders(ex: Exchange): void {
-    for (const a of this.addons) if (a.requestHeaders) this.guard(a.name, "requestHeaders", () => a.requestHeaders!(ex));
+    for (const a of this.addons) if (a.requestHeaders) this.guard(a.name, "requestHeaders", () => a.requestHeaders!(ex), ex.id);
   }
 
   responseHeaders(ex: Exchange): void {
-    for (const a of this.addons) if (a.responseHeaders) this.guard(a.name, "responseHeaders", () => a.responseHeaders!(ex));
+    for (const a of this.addons) if (a.responseHeaders) this.guard(a.name, "responseHeaders", () => a.responseHeaders!(ex), ex.id);
   }
 
   exchangeEnd(ex: Exchange): void {
-    for (const a of this.addons) if (a.exchangeEnd) this.guard(a.name, "exchangeEnd", () => a.exchangeEnd!(ex));
+    for (const a of this.addons) if (a.exchangeEnd) this.guard(a.name, "exchangeEnd", () => a.exchangeEnd!(ex), ex.id);
   }
 
   tunnelEnd(t: TunnelInfo, stats: Parameters<NonNullable<Addon["tunnelEnd"]>>[1]): void {
@@ -44,11 +45,13 @@ export class AddonChain {
     return new TapFanOut(taps, (err) => this.onFailure(owner, "tap", err));
   }
 
-  private guard(addon: string, hook: string, fn: () => void): void {
+  /** A hook that throws, or (exchangeEnd) returns a promise that rejects, is reported: never swallowed. */
+  private guard(addon: string, hook: string, fn: () => void | Promise<void>, flow?: string): void {
     try {
-      fn();
+      const pending = fn();
+      if (pending) pending.catch((err: unknown) => this.onFailure(addon, hook, err, flow));
     } catch (err) {
-      this.onFailure(addon, hook, err);
+      this.onFailure(addon, hook, err, flow);
     }
   }
 }

@@ -167,8 +167,11 @@ export interface Addon {
   readonly name: string;
   requestHeaders?(ex: Exchange): void;
   responseHeaders?(ex: Exchange): void;
-  /** Both bodies are complete (or the exchange failed): the last hook an exchange gets. */
-  exchangeEnd?(ex: Exchange): void;
+  /**
+   * Both bodies are complete (or the exchange failed): the last hook an exchange gets. Work it finishes later
+   * returns a promise: its failure is reported like a throw.
+   */
+  exchangeEnd?(ex: Exchange): void | Promise<void>;
   /** A tunnel the proxy passed through without decrypting has closed. */
   tunnelEnd?(t: TunnelInfo, stats: { bytesUp: number; bytesDown: number; error: string | null }): void;
   /** Called once at shutdown, after the listeners are closed: report what is still open. */

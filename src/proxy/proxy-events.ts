@@ -13,5 +13,5 @@ export type ProxyEvent =
   | { type: "client_tls_error"; tunnel: string; server: Target; client: Peer; err: string }
   | { type: "tunnel"; tunnel: string; client: Peer; server: Target; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
   | { type: "websocket"; flow: string; client: Peer; server: Target; path: string; status: number | null; bytesUp: number; bytesDown: number; durationMs: number; error?: unknown }
-  | { type: "addon_error"; addon: string; hook: string; err: string }
+  | { type: "addon_error"; addon: string; hook: string; err: string; flow?: string }
   | { type: "engine_error"; kind: string; err: string };

@@ -64,8 +64,8 @@ export class ProxyServer {
 
   constructor(private readonly opts: ProxyServerOptions) {
     this.report = opts.report;
-    this.addons = new AddonChain(opts.addons, (addon, hook, err) =>
-      this.record({ type: "addon_error", addon, hook, err: errorText(err) }),
+    this.addons = new AddonChain(opts.addons, (addon, hook, err, flow) =>
+      this.record({ type: "addon_error", addon, hook, err: errorText(err), ...(flow !== undefined ? { flow } : {}) }),
     );
     // One context for every upstream TLS connection: given `ca` instead, each new connection would parse
     // every trusted root again (~80 ms of CPU and ~1.3 MB for the ~270 roots of Node and the system).

@@ -89,7 +89,3 @@ function splitHostPort(value: string): { host: string; port: string | undefined 
 export function formatTarget(t: Target): string {
   return formatHostPort(t.host, t.port);
 }
-
-export function sameTarget(a: Target, b: Target): boolean {
-  return a.host === b.host && a.port === b.port;
-}

@@ -94,7 +94,7 @@ export function proxyRecord(e: ProxyEvent): { level: RecordLevel; record: Record
         },
       };
     case "addon_error":
-      return { level: "error", record: { event: "addon_error", addon: e.addon, hook: e.hook, err: e.err } };
+      return { level: "error", record: { event: "addon_error", addon: e.addon, hook: e.hook, ...(e.flow !== undefined ? { flow: e.flow } : {}), err: e.err } };
     case "engine_error":
       return { level: "debug", record: { event: "engine_error", kind: e.kind, err: e.err } };
   }

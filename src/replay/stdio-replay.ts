@@ -8,7 +8,8 @@ import { PassThrough, Writable } from "node:stream";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import { stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
-import { exitCodeOf, startRelay } from "../stdio/relay.js";
+import { startRelay } from "../stdio/relay.js";
+import { exitStatus } from "../util/exit-status.js";
 import { redactLine } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
 import { ensurePrivateDir } from "../util/private-file.js";
@@ -83,7 +84,7 @@ export async function replayOverStdio(r: StdioReplay, plan: SessionPlan, o: Repl
     const stopper = setTimeout(() => relay.child.kill("SIGTERM"), 2000);
     const end = await ended;
     clearTimeout(stopper);
-    const exitCode = end.kind === "exit" ? exitCodeOf(end) : 127;
+    const exitCode = end.kind === "exit" ? exitStatus(end.code, end.signal) : 127;
     pipeline.tracker.endSession(r.server, session, "replay done");
     pipeline.tracker.close();
     log.info(stopRecord({ server: r.server, session, reason: "replay done", exitCode, droppedRecords: sink.health.dropped }));

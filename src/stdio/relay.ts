@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import type { StdioTap } from "./stdio-tap.js";
 
@@ -87,11 +86,4 @@ function pump(from: Readable, to: Writable, handle: (chunk: Buffer) => void, end
   from.once("end", finish);
   from.once("close", finish);
   from.once("error", finish);
-}
-
-/** The shell's convention: 128 + the signal's number. */
-export function exitCodeOf(end: Extract<RelayEnd, { kind: "exit" }>): number {
-  if (end.code !== null) return end.code;
-  const n = end.signal ? constants.signals[end.signal] : undefined;
-  return 128 + (n ?? 0);
 }

@@ -221,7 +221,7 @@ export async function writeFileAtomic(file: string, data: string, mode = PRIVATE
   }
 }
 
-/** writeFileAtomic without `exclusive`, for synchronous callers (a store rewritten while a message waits). */
+/** writeFileAtomic without `exclusive`, for synchronous callers (the pin store, rewritten while a message waits). */
 export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_FILE_MODE): void {
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {

@@ -11,6 +11,7 @@ import { CONDITIONS } from "../../src/analysis/conditions.js";
 import { REPO_ROOT, runCli, type LogRecord } from "../helpers/proxy-harness.js";
 import { CASES, chained, cleanLog, multiRound, removeLogs, rpcRecord, writeLog } from "./hand-made.js";
 import { recordRun, removeRuns, type RecordedRun } from "./recorded-run.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const check = (args: string[]) => runCli(["check", ...args]);
 
@@ -131,7 +132,7 @@ function xmllint(): string | null {
 
 describe("check --format junit", () => {
   const lint = xmllint();
-  if (!lint) console.warn("\n!!! SKIPPING the JUnit schema validation: xmllint is not installed and scripts/ensure-test-deps.sh could not install it (needs root and apt-get; package libxml2-utils) !!!\n");
+  skipNote(import.meta.url, !lint, "xmllint is not installed and scripts/ensure-test-deps.sh could not install it (needs root and apt-get; package libxml2-utils)");
 
   it.skipIf(!lint)("validates against the JUnit schema: one testcase per condition per session, failed where it holds", async () => {
     const records: LogRecord[] = [cleanLog()[0]!, ...Object.values(CASES).flatMap((make) => make().slice(1, -1)), rpcRecord({ id: 5, tool: 'q"<&>\u0001' })];

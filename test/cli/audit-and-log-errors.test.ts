@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
+import { ordinaryUser } from "../helpers/ordinary-user.js";
 import { runCli, spawnCli, testCaFile } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -198,16 +199,23 @@ describe.runIf(process.platform !== "win32")("the audit key's folder", () => {
     expect(ok.code).toBe(0);
   });
 
-  it.runIf(process.getuid?.() !== 0)("a read-only CA folder without --audit-dir: refused with the way out", async () => {
-    const ca = path.join(dir, "ca-read-only");
-    expect((await runCli(["ca", "path", "--ca-dir", ca])).code).toBe(0);
-    await chmod(ca, 0o500);
+  // Root may write anywhere: as root (CI), the CLI runs as an ordinary user in a folder of that user's.
+  it("a read-only CA folder without --audit-dir: refused with the way out", async (ctx) => {
+    if ("missing" in ordinaryUser) return ctx.skip(ordinaryUser.missing);
+    const user = ordinaryUser;
+    const own = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-ordinary-"));
+    await chown(own, user.uid, user.gid);
+    const ca = path.join(own, "ca-read-only");
     try {
-      const result = await runCli(["start", "--port", "0", "--ca-dir", ca, "--log-file", path.join(dir, "ro.ndjson"), "--audit-chain"]);
+      expect((await runCli(["ca", "path", "--ca-dir", ca], { as: user })).code).toBe(0);
+      await chmod(ca, 0o500);
+      const result = await runCli(["start", "--port", "0", "--ca-dir", ca, "--log-file", path.join(own, "ro.ndjson"), "--audit-chain"], { as: user });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/cannot be created \(EACCES\)\. If the CA folder is read-only, give a private, writable folder with --audit-dir/);
+      expect(await readdir(ca)).not.toContain("audit");
     } finally {
-      await chmod(ca, 0o700);
+      await chmod(ca, 0o700).catch(() => undefined);
+      await rm(own, { recursive: true, force: true });
     }
   });
 

@@ -24,6 +24,7 @@ import {
 } from "../../src/cli/client-env.js";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import { assertBuilt, CLI_MAIN, NODE_BIN, startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const SYSTEM_NODE = "/usr/bin/node";
 const CURL = "/usr/bin/curl";
@@ -46,6 +47,9 @@ function shell(bin: string, script: string, env: NodeJS.ProcessEnv): Promise<{ c
 
 const q = quoteSh;
 
+skipNote(import.meta.url, !FISH, "fish is not installed");
+skipNote(import.meta.url, !existsSync(CURL), "curl is not installed");
+skipNote(import.meta.url, !existsSync(SYSTEM_NODE), "no system Node 20 to test the preload on");
 describe("unit: client settings", () => {
   it("NO_PROXY loses its loopback entries and keeps the rest", () => {
     expect(cleanNoProxy("localhost,127.0.0.1,::1,[::1],.localhost,*.localhost,127.0.0.53,127.0.0.0/8,localhost:8080,example.com, .corp.example")).toBe(

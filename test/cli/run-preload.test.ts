@@ -12,6 +12,7 @@ import { preloadImportUrl, PRELOAD_FILE } from "../../src/cli/client-env.js";
 import { nativeEnvProxy } from "../../src/preload/install.js";
 import { bypassesProxy, parseNoProxy } from "../../src/preload/no-proxy.js";
 import { startHttpsUpstream, startHttpUpstream, type TestUpstream } from "../helpers/https-upstream.js";
+import { skipNote } from "../helpers/skip-note.js";
 import { NODE_BIN, startTestProxy, testCaFile, type TestProxy } from "../helpers/proxy-harness.js";
 
 const SYSTEM_NODE = "/usr/bin/node";
@@ -52,6 +53,7 @@ function node(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ co
   });
 }
 
+skipNote(import.meta.url, !hasSystemNode, "no system Node 20 to test the preload on");
 describe("unit: NO_PROXY matching and version gates", () => {
   it("matches names, subdomains, ports, IPv6 and *", () => {
     const list = parseNoProxy("example.com, .corp.example *.wild.example,10.0.0.1:8443 [::1]:9000 ,");

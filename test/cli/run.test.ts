@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import { assertBuilt, CLI_MAIN, NODE_BIN, readRecords, REPO_ROOT, startTestProxy, testCaFile, type LogRecord } from "../helpers/proxy-harness.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const SYSTEM_NODE = "/usr/bin/node";
 const hasSystemNode = existsSync(SYSTEM_NODE);
@@ -90,6 +91,8 @@ process.stdout.write("ready\\n");
 setInterval(() => {}, 1000);
 `;
 
+skipNote(import.meta.url, !PYTHON, "python3 is not installed");
+skipNote(import.meta.url, !hasSystemNode, "no system Node 20 to test the preload on");
 describe("mcp-wiretap run", () => {
   let dir: string;
   let caDir: string;

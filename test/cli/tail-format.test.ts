@@ -104,6 +104,97 @@ describe("tail view of the recorded logs", () => {
   });
 });
 
+/** Each record of a fixture beside the line the view prints for it (null: not shown). */
+function shownLines(name: string): { record: LogRecord; line: string | null }[] {
+  const formatter = new TailFormatter({ color: false, allHttp: false });
+  return records(name).map((record) => {
+    formatter.observe(record);
+    return { record, line: formatter.format(record) };
+  });
+}
+
+/**
+ * An independent reading: what a user checks a line against, from the record's own fields and not from the
+ * formatter's helpers (the snapshots above were written by the formatter itself).
+ */
+describe("tail lines read against their records", () => {
+  const fixtures = ["session.ndjson", "session-enforce.ndjson"];
+  const shortId = (session: unknown): string => {
+    if (typeof session !== "string") return "-";
+    const legacy = /sessionId=([^&]+)/.exec(session);
+    return (legacy ? legacy[1]! : session).slice(0, 8);
+  };
+  /** The size as shown, back in bytes: within the rounding of its unit. */
+  const sizeShown = (line: string): { bytes: number; slack: number } | null => {
+    const m = / (\d+(?:\.\d)?)(B|kB|MB) /.exec(line);
+    if (!m) return null;
+    const unit = { B: 1, kB: 1000, MB: 1_000_000 }[m[2] as "B" | "kB" | "MB"];
+    return { bytes: Number(m[1]) * unit, slack: unit === 1 ? 0 : (m[1]!.includes(".") ? 0.05 : 0.5) * unit };
+  };
+
+  for (const name of fixtures) {
+    it(`every message's line says its time, session, way, id, size, method, tool and decision (${name})`, () => {
+      const rpc = shownLines(name).filter(({ record }) => record.event === "rpc");
+      expect(rpc.length).toBeGreaterThan(0);
+      for (const { record: r, line } of rpc) {
+        const what = JSON.stringify(r).slice(0, 200);
+        expect(line, what).not.toBeNull();
+        const text = line!;
+        expect(text.slice(0, 12), what).toBe((r.time as string).slice(11, 23));
+        expect(text.slice(13).split(" ")[0], what).toBe(shortId(r.session));
+        expect(text, what).toContain(r.direction === "client_to_server" ? " → " : " ← ");
+        if (r.kind === "invalid" || r.kind === "unanswered") expect(text, what).toContain(` ${(r.kind as string).toUpperCase()} `);
+        if (r.kind === "request" || r.kind === "response" || r.kind === "error") expect(text, what).toContain(` ${r.kind as string} `);
+        if (r.id !== undefined && r.kind !== "notification") {
+          const id = String(r.id);
+          expect(text, what).toContain(`#${id.length > 9 ? `${id.slice(0, 8)}…` : id}`);
+        }
+        if (r.kind !== "unanswered") {
+          const size = sizeShown(text);
+          expect(size, what).not.toBeNull();
+          expect(Math.abs(size!.bytes - (r.bytes as number)), what).toBeLessThanOrEqual(size!.slack);
+        }
+        if (typeof r.latencyMs === "number" && r.latencyMs < 1000) expect(text, what).toMatch(new RegExp(` ${Math.round(r.latencyMs)}ms `));
+        const related = r.related as { id: unknown; method: string; tool?: string | null; elapsedMs: number } | undefined;
+        if (r.method === "notifications/progress" && related) {
+          // Progress is drawn under its request: that request's id, time since it, method and tool.
+          const params = r.params as { progress: number; total?: number };
+          expect(text, what).toContain(` progress `);
+          expect(text, what).toContain(`#${String(related.id)} `);
+          expect(text, what).toContain(` ${related.elapsedMs}ms `);
+          expect(text, what).toContain(`⋯ ${params.progress}${params.total !== undefined ? `/${params.total}` : ""}  ${related.method}${related.tool ? ` ${related.tool}` : ""}`);
+        } else if (typeof r.method === "string") expect(text, what).toContain(r.method);
+        if (typeof r.tool === "string") expect(text, what).toContain(`${r.method as string} ${r.tool}`);
+        const decision = r.decision as { action: string; enforced: boolean; rules: { name: string }[] } | undefined;
+        if (decision && decision.action !== "allow") {
+          const badge = `${decision.action.toUpperCase()}${decision.enforced ? "*" : ""} `;
+          expect(text, what).toContain(`${badge}${decision.rules.map((rule) => rule.name).join(", ")}`);
+        } else expect(text, what).not.toMatch(/ (FLAG|DENY)/);
+        if (r.kind === "invalid") expect(text, what).toContain(r.reason as string);
+        if (r.kind === "unanswered") expect(text, what).toContain(r.reason as string);
+        if (r.kind === "error") expect(text, what).toContain(`${(r.error as { code: number }).code} ${(r.error as { message: string }).message}`);
+      }
+    });
+
+    it(`every session's lines name its client, server, protocol and end (${name})`, () => {
+      const sessions = shownLines(name).filter(({ record }) => record.event === "session");
+      expect(sessions.length).toBeGreaterThan(0);
+      for (const { record: r, line } of sessions) {
+        expect(line).not.toBeNull();
+        const id = shortId(r.session);
+        if (r.phase === "start") {
+          const client = r.clientInfo as { name: string; version: string } | undefined;
+          const server = r.serverInfo as { name: string; version: string } | undefined;
+          expect(line).toContain(`── session ${id} started: client ${client?.name} ${client?.version} ↔ server ${server?.name} ${server?.version}, protocol ${r.protocolVersion as string} (${r.transport as string}, ${r.server as string})`);
+        } else {
+          expect(line).toContain(`── session ${id} ended (${r.reason as string}) after `);
+          expect(line).toMatch(new RegExp(`, ${r.messages as number} messages$`));
+        }
+      }
+    });
+  }
+});
+
 describe("tail filters", () => {
   it("--tool selects the tool's calls, answers, progress and cancellations", () => {
     expect(select("session.ndjson", { tool: ["get-sum"] }).map((r) => r.kind)).toEqual(["request", "response"]);

@@ -19,6 +19,7 @@ import { connectSse, connectStreamable } from "./mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "./mcp-upstream.js";
 import { expiredServerCert, selfSignedServerCert, testPki, wrongNameServerCert } from "./test-pki.js";
 import { waitUntil } from "./wait-until.js";
+import { skipNote } from "./skip-note.js";
 
 /** A blind CONNECT tunnel (no interception), to check the clients' proxy path. */
 async function startBlindTunnel(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
@@ -58,6 +59,7 @@ const hasIpv6Loopback = Object.values(networkInterfaces()).some((list) =>
   list?.some((entry) => entry.internal && entry.family === "IPv6" && entry.address === "::1"),
 );
 
+skipNote(import.meta.url, !hasIpv6Loopback, "no IPv6 loopback (::1) on this machine");
 describe("test PKI", () => {
   it("issues a server cert for the loopback names, signed by the test CA", () => {
     const pki = testPki();

@@ -355,11 +355,12 @@ export function assertBuilt(): void {
   if (!existsSync(CLI_MAIN)) throw new Error(`${CLI_MAIN} is missing: run \`npm run build\` first (npm test does)`);
 }
 
-/** Runs `node dist/cli/main.js ...args` to completion. */
-export function runCli(args: string[], { timeoutMs = 15_000, env }: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+/** Runs `node dist/cli/main.js ...args` to completion; `as` runs it as that user (see ordinary-user.ts). */
+export function runCli(args: string[], { timeoutMs = 15_000, env, as }: { timeoutMs?: number; env?: NodeJS.ProcessEnv; as?: { prefix: string[] } } = {}): Promise<CliResult> {
   assertBuilt();
+  const [command, ...argv] = [...(as?.prefix ?? []), NODE_BIN, CLI_MAIN, ...args];
   return new Promise((resolve) => {
-    const child = execFile(NODE_BIN, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: cliEnv(env), timeout: timeoutMs }, (err, stdout, stderr) => {
+    const child = execFile(command!, argv, { cwd: REPO_ROOT, env: cliEnv(env), timeout: timeoutMs }, (err, stdout, stderr) => {
       const e = err as (Error & { code?: number | string }) | null;
       resolve({
         code: child.exitCode ?? (typeof e?.code === "number" ? e.code : null),

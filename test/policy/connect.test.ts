@@ -8,6 +8,7 @@ import { curl, hasCurl, type LogRecord, openTunnel, type TestProxy } from "../he
 import { wireClient } from "./wire-client.js";
 import { enforceAndMonitor } from "./wire-scenario.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const rules = (port: number) => `rules:
   - name: no-loopback-mcp
@@ -25,6 +26,7 @@ detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinnin
 
 const isPolicy = (r: LogRecord): boolean => r.event === "policy";
 
+skipNote(import.meta.url, !hasCurl, "curl is not installed");
 describe("CONNECT refusal", () => {
   let up: ScriptedUpstream;
   let enforce: TestProxy;

@@ -45,6 +45,7 @@ while True:
 sock.close()
 `;
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 /** The ClientHello a verifying TLS client sends for `servername`, captured from a stream nobody answers. */
 function clientHello(servername: string): Promise<Buffer> {
@@ -75,6 +76,7 @@ function firstBytes(socket: net.Socket): Promise<Buffer> {
   });
 }
 
+skipNote(import.meta.url, !PYTHON, "python3 is not installed");
 describe("a client that rejects the proxy's certificate", () => {
   let proxy: TestProxy;
   const upstreams: TestUpstream[] = [];

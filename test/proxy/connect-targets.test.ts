@@ -18,6 +18,7 @@ import {
   type LogRecord,
   type TestProxy,
 } from "../helpers/proxy-harness.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 const hasIpv6Loopback = Object.values(networkInterfaces()).some((list) =>
   list?.some((entry) => entry.internal && entry.family === "IPv6" && entry.address === "::1"),
@@ -35,6 +36,7 @@ const HOSTILE_TARGETS: [label: string, target: string][] = [
   ["a percent-encoded name", "%2e%2e%2fx:443"],
 ];
 
+skipNote(import.meta.url, !hasIpv6Loopback, "no IPv6 loopback (::1) on this machine");
 describe("CONNECT targets", () => {
   let proxy: TestProxy;
   let upstream: TestUpstream;

@@ -16,6 +16,7 @@ import {
   startTestProxy,
   type TestProxy,
 } from "../helpers/proxy-harness.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 /** One absolute-URI request to the proxy with node:http (no proxy agent involved). */
 function viaAbsoluteUri(
@@ -43,6 +44,7 @@ function viaAbsoluteUri(
   });
 }
 
+skipNote(import.meta.url, !hasCurl, "curl is not installed");
 describe("plain HTTP through the proxy", () => {
   let proxy: TestProxy;
   let upstream: TestUpstream;

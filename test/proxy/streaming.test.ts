@@ -5,6 +5,7 @@ import { ProxyAgent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { patternBytes, startHttpsUpstream, type TestUpstream } from "../helpers/https-upstream.js";
 import { curl, hasCurl, lastCurlHead, startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { skipNote } from "../helpers/skip-note.js";
 
 /** curl -D - through the proxy, trusting only the proxy's CA: the response head curl received. */
 async function curlHead(proxy: TestProxy, url: string): Promise<ReturnType<typeof lastCurlHead>> {
@@ -12,6 +13,7 @@ async function curlHead(proxy: TestProxy, url: string): Promise<ReturnType<typeo
   return lastCurlHead(stdout);
 }
 
+skipNote(import.meta.url, !hasCurl, "curl is not installed");
 describe("streaming through the proxy", () => {
   let proxy: TestProxy;
   let upstream: TestUpstream;

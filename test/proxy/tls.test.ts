@@ -20,7 +20,9 @@ import {
 } from "../helpers/proxy-harness.js";
 import { expiredServerCert, selfSignedServerCert, testPki, writeTempFile, wrongNameServerCert } from "../helpers/test-pki.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { skipNote } from "../helpers/skip-note.js";
 
+skipNote(import.meta.url, !hasCurl, "curl is not installed");
 describe("TLS through the proxy", () => {
   let proxy: TestProxy;
   let agent: ProxyAgent;

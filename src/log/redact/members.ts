@@ -1,8 +1,4 @@
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
+export { isPlainObject } from "../../util/plain-object.js";
 
 /**
  * Sets an own member of a plain object, "__proto__" included (plain assignment of that one would change

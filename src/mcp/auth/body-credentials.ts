@@ -3,7 +3,7 @@ import { mediaTypeOf, parseJsonText } from "../../body/index.js";
 import { decodeParamName, isSecretParamName, MIN_SCRUBBED_CHARS, redactBody } from "../../log/redact.js";
 import { ownString } from "../../util/own-string.js";
 import type { CapturedBody } from "./capture.js";
-import { isObject } from "./wire-values.js";
+import { isPlainObject } from "../../util/plain-object.js";
 
 /**
  * The credentials a body carried, in every spelling a server may write them back in (as sent, decoded,
@@ -32,7 +32,7 @@ export function bodyCredentials(body: CapturedBody, headers: IncomingHttpHeaders
   const hidden = new Set<string>();
   redactBody(parsed.value, hidden);
   for (const value of hidden) addSpellings(found, value);
-  if (isObject(parsed.value) && typeof parsed.value.grant_type === "string") {
+  if (isPlainObject(parsed.value) && typeof parsed.value.grant_type === "string") {
     for (const [name, value] of Object.entries(parsed.value)) if (typeof value === "string" && isSecretParamName(name)) addSpellings(found, value);
   }
   return [...found];

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { mediaTypeOf, parseJsonText } from "../../body/index.js";
 import type { BodyProblemName, CapturedBody } from "./capture.js";
-import { isObject } from "./wire-values.js";
+import { isPlainObject } from "../../util/plain-object.js";
 
 /** The request body as name → value, from a form or a JSON object; undefined when it is neither. */
 export function parseRequestBody(body: CapturedBody, headers: IncomingHttpHeaders): Record<string, unknown> | undefined {
@@ -20,7 +20,7 @@ export function parseRequestBody(body: CapturedBody, headers: IncomingHttpHeader
   // JSON-RPC bodies land here too: skip the parse unless an OAuth member is named at all.
   if (!body.text.includes('"grant_type"') && !body.text.includes('"redirect_uris"')) return undefined;
   const parsed = parseJsonText(body.text);
-  return parsed.ok && isObject(parsed.value) ? parsed.value : undefined;
+  return parsed.ok && isPlainObject(parsed.value) ? parsed.value : undefined;
 }
 
 export function parseResponseBody(body: CapturedBody): { value?: Record<string, unknown>; problem?: BodyProblemName } {
@@ -28,5 +28,5 @@ export function parseResponseBody(body: CapturedBody): { value?: Record<string, 
   if (body.text.trim() === "") return { problem: "not_json" };
   const parsed = parseJsonText(body.text);
   if (!parsed.ok) return { problem: body.text.trimStart().startsWith("{") ? "invalid_json" : "not_json" };
-  return isObject(parsed.value) ? { value: parsed.value } : { problem: "not_json" };
+  return isPlainObject(parsed.value) ? { value: parsed.value } : { problem: "not_json" };
 }

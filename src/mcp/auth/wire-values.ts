@@ -69,6 +69,3 @@ export function stringList(value: unknown, clean: (v: string) => string): string
     .map(clean);
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -92,6 +92,7 @@ export const AddonErrorRecordSchema = z.strictObject({
   event: z.literal("addon_error"),
   addon: z.string(),
   hook: z.string(),
+  flow: z.string().optional(),
   err: z.string(),
 });
 export type AddonErrorRecord = z.infer<typeof AddonErrorRecordSchema>;

@@ -1,5 +1,5 @@
 import { bytesText, msText } from "./format.js";
-import { lineDiff } from "./line-diff.js";
+import { lineDiff } from "../../analysis/line-diff.js";
 import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
 
 export function Sessions({ store, onPick }: { store: Store; onPick: (query: string) => void }) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lineDiff } from "../../../src/ui/web/line-diff.js";
+import { lineDiff } from "../../../src/analysis/line-diff.js";
 import { namesInPreview, quantile, Store } from "../../../src/ui/web/model.js";
 import { compileQuery, parseQuery } from "../../../src/ui/web/query.js";
 
