@@ -1,6 +1,7 @@
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { DEFAULT_MAX_INSPECT_MEMORY, InspectBudget } from "../budget/inspect-budget.js";
 import { createLogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../records/http-record.js";
@@ -37,6 +38,8 @@ export interface StartOptions {
   payloads?: PayloadMode;
   maxPayloadBytes?: number;
   maxInspectBytes?: number;
+  /** Memory all bodies and events held for inspection may take (an eighth of it per peer); default 256 MiB. */
+  maxInspectMemory?: number;
   /** `user:password`; required to listen beyond loopback. */
   proxyAuth?: string;
   /** Reverse-mode specs, `[local=]url` (see `--reverse`). */
@@ -115,13 +118,14 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     log.warn(insecureUpstreamRecord());
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
+  const budget = new InspectBudget(opts.maxInspectMemory ?? DEFAULT_MAX_INSPECT_MEMORY);
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
+    addons: [sink.secrets.addon(), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log), authTrafficAddon(log)],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -132,6 +136,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
+    health: () => ({ inspectMemory: budget.usage() }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
