@@ -7,7 +7,7 @@ import type { Judged } from "./rpc-event.js";
 import type { PendingRequest } from "./correlator.js";
 import type { MessageHandler } from "./tracker.js";
 import type { InspectBudget } from "../budget/inspect-budget.js";
-import { inspectPeer } from "../budget/peers.js";
+import { inspectPeer } from "./inspect-peer.js";
 
 const NO_ROOM = "the inspection memory budget (--max-inspect-memory) or this peer's share of it is spent";
 
