@@ -31,7 +31,7 @@ export function holdRequest(req: Readable, res: http.ServerResponse, hold: Reque
     }
     const held = kept.view();
     kept.clear();
-    outcome.forward(verdict.body ?? (rest === "done" ? held : null), [held]);
+    outcome.forward(verdict.body ?? (rest === "done" ? held : null), unkept ? [held, unkept] : [held]);
   };
   const decide = (body: Buffer | null, rest: "piped" | "done", why?: "too_large" | "over_budget"): void => {
     void Promise.resolve()
@@ -47,8 +47,13 @@ export function holdRequest(req: Readable, res: http.ServerResponse, hold: Reque
     req.pause();
     decide(null, "piped", why);
   };
+  /** The chunk the budget found no room for: forwarded after what was kept, should the verdict let the body pass. */
+  let unkept: Buffer | null = null;
   const collect = (chunk: Buffer): void => {
-    if (!kept.append(chunk)) return stop("over_budget");
+    if (!kept.append(chunk)) {
+      unkept = chunk;
+      return stop("over_budget");
+    }
     if (kept.length > hold.maxBytes) stop("too_large");
   };
   const onEnd = (): void => decide(kept.view(), "done");

@@ -255,5 +255,41 @@ describe("one hostile peer's memory cost is bounded (issue 33)", () => {
     await stillServes(proxy);
     expect(growth).toBeLessThan(MAX_GROWTH);
   }, 120_000);
-});
 
+  describe("what a user sees when the budget is spent (--max-inspect-memory 16k: 2 KiB a peer)", () => {
+    const body = rpc(8 * 1024);
+    const post = (port: number): Buffer => Buffer.concat([Buffer.from(`POST http://127.0.0.1:${port}/mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${MCP_HEAD}content-length: ${body.length}\r\nconnection: close\r\n\r\n`), body]);
+    const answerOk = (socket: net.Socket): void => {
+      const answer = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`;
+      socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`);
+    };
+
+    it("monitor mode forwards the request whole and records that it was not inspected", async () => {
+      const seen: Buffer[] = [];
+      up = await rawUpstream((socket, _head, got) => {
+        seen.push(got());
+        answerOk(socket);
+      });
+      proxy = await startCliProxy(["--max-inspect-memory", "16k"]);
+      const answer = await rawRequest(proxy, post((up as unknown as { port: number }).port));
+      expect(answer.status).toBe(200);
+      expect(seen.map(sha256)).toEqual([sha256(body)]);
+      const record = await proxy.waitForRecord((r) => r.event === "rpc" && r.direction === "client_to_server", "the request's record");
+      expect(record).toMatchObject({ kind: "invalid" });
+      expect(String(record.reason)).toMatch(/^over_budget: JSON body of \d+ bytes not inspected: the inspection memory budget \(--max-inspect-memory\)/);
+    }, 60_000);
+
+    it("enforce mode refuses the held request (503), and nothing reaches the server", async () => {
+      const seen: Buffer[] = [];
+      up = await rawUpstream((socket, _head, got) => {
+        seen.push(got());
+        answerOk(socket);
+      });
+      proxy = await startCliProxy(["--max-inspect-memory", "16k", "--config", enforcePolicy]);
+      const answer = await rawRequest(proxy, post((up as unknown as { port: number }).port));
+      expect(answer.status).toBe(503);
+      expect(answer.body.toString()).toMatch(/request not judged, not forwarded: the inspection memory budget \(--max-inspect-memory\) or this peer's share of it is spent; retry later/);
+      expect(seen).toEqual([]);
+    }, 60_000);
+  });
+});
