@@ -59,6 +59,8 @@ export function holdRequest(req: Readable, res: http.ServerResponse, hold: Reque
   const onEnd = (): void => decide(kept.view(), "done");
   req.on("data", collect);
   req.on("end", onEnd);
+  // A client gone mid-body leaves nothing held (nor charged).
+  res.once("close", () => kept.clear());
   // The engine hands the request over paused.
   req.resume();
 }

@@ -130,6 +130,8 @@ function sendWhole(
     res.end(final);
   };
   upRes.on("error", () => res.destroy());
+  // A response cut off (either side) leaves nothing held (nor charged).
+  res.once("close", () => kept.clear());
   if (rewriter.now) return replaceUnheld();
   upRes.on("data", onData);
   upRes.on("end", () => void onEnd());
@@ -200,6 +202,7 @@ function sendEvents(
     },
     rewriter.charge,
   );
+  res.once("close", () => framer.release());
   ex.injectNow = (raw) => {
     queued.push(raw);
     if (!framer.midEvent) drainQueue();

@@ -113,6 +113,11 @@ export class SseFramer {
     this.onUnjudged(this.pending.length > 0 ? Buffer.concat([this.take(), piece]) : piece);
   }
 
+  /** Forgets what is held (the stream is gone): nothing stays charged. */
+  release(): void {
+    this.pending.clear();
+  }
+
   /** The held bytes (the buffer is cleared, its charge released: nothing writes into them again). */
   private take(): Buffer {
     const raw = this.pending.view();

@@ -292,4 +292,20 @@ describe("one hostile peer's memory cost is bounded (issue 33)", () => {
       expect(seen).toEqual([]);
     }, 60_000);
   });
+
+  it("a server that resets mid-answer (enforce mode) leaves nothing charged: the budget is whole again", async () => {
+    up = await rawUpstream((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 200000\r\n\r\n{"jsonrpc":"2.0","id":1,"result":{"pad":"${"p".repeat(100_000)}`);
+      setTimeout(() => socket.destroy(), 200);
+    });
+    proxy = await startCliProxy(["--config", enforcePolicy]);
+    const port = (up as unknown as { port: number }).port;
+    const request = rpc(10);
+    const wire = Buffer.concat([Buffer.from(`POST http://127.0.0.1:${port}/mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${MCP_HEAD}content-length: ${request.length}\r\nconnection: close\r\n\r\n`), request]);
+    await Promise.all([rawRequest(proxy, wire), rawRequest(proxy, wire), rawRequest(proxy, wire)]);
+    const used = async (): Promise<number> => ((await (await fetch(`${proxy!.url}/healthz`)).json()) as { inspectMemory: { used: number } }).inspectMemory.used;
+    const deadline = Date.now() + 5000;
+    while ((await used()) > 0 && Date.now() < deadline) await settle(100);
+    expect(await used()).toBe(0);
+  }, 60_000);
 });
