@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { BASE_PATH, PATH_NAMES, type PathName } from "./paths.ts";
 
-export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio"] as const;
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "hostile"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -45,7 +45,12 @@ export interface BenchOptions {
     stdioRounds: number;
     stdioRate: number;
     stdioSeconds: number;
+    /** Issue 33's attacks: longest each may run, and its sizes (1: the issue's). */
+    hostileSeconds: number;
+    hostileScale: number;
   };
+  /** Issue 33's rows to run (--rows 1,2,3); null: all. */
+  hostileRows: number[] | null;
 }
 
 const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp] [--cpu-prof DIR]
@@ -56,6 +61,7 @@ const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
                speedscope show it as a flame graph); profiling slows the proxies down
   --base DIR   also run the build in DIR (another checkout, \`npm run build\` done there) as the path
                mcp-wiretap@base, in the throughput rounds beside this build (before/after in one run)
+  --rows LIST  the hostile measure: only these rows of issue 33's table (e.g. 1,2,3)
   --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
                repeatable; "direct" always runs when a measure needs it as the reference
 `;
@@ -65,6 +71,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   let keepTemp = false;
   let cpuProfDir: string | null = null;
   let baseDir: string | null = null;
+  let hostileRows: number[] | null = null;
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -72,6 +79,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     else if (arg === "--keep-temp") keepTemp = true;
     else if (arg === "--cpu-prof" && argv[i + 1]) cpuProfDir = path.resolve(argv[++i]!);
     else if (arg === "--base" && argv[i + 1]) baseDir = path.resolve(argv[++i]!);
+    else if (arg === "--rows" && argv[i + 1]) hostileRows = (argv[++i] ?? "").split(",").map(Number).filter((n) => n >= 1 && n <= 8);
     else if (arg === "--only" && argv[i + 1]) only.push(...(argv[++i] ?? "").split(","));
     else if (arg?.startsWith("--only=")) only.push(...arg.slice(7).split(","));
     else if (arg === "--help" || arg === "-h") {
@@ -91,8 +99,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const onlyPaths = PATH_NAMES.filter((p) => only.includes(p));
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
-  // The stdio measure needs no HTTP path.
-  const stdioOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "stdio";
+  // The stdio and hostile-peer measures need no HTTP path of the comparison.
+  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "hostile");
   const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : PATH_NAMES.filter((p) => p !== BASE_PATH);
   if (baseDir !== null) {
     if (!existsSync(path.join(baseDir, "dist", "cli", "main.js"))) {
@@ -114,16 +122,17 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     baseDir,
     paths,
     measures,
+    hostileRows,
     durations: quick
       ? {
           warmupMs: 200, loadMs: 1000, loadMsOther: 700, loadRounds: 2, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
           bigMiB: 20, bigTimeoutMs: 15_000, bigTimeoutPeersMs: 10_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
-          stdioMessages: 1000, stdioRounds: 2, stdioRate: 10_000, stdioSeconds: 1,
+          stdioMessages: 1000, stdioRounds: 2, stdioRate: 10_000, stdioSeconds: 1, hostileSeconds: 8, hostileScale: 0.2,
         }
       : {
           warmupMs: 150, loadMs: 4000, loadMsOther: 2000, loadRounds: 4, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
           bigMiB: 100, bigTimeoutMs: 30_000, bigTimeoutPeersMs: 20_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
-          stdioMessages: 4000, stdioRounds: 4, stdioRate: 10_000, stdioSeconds: 3,
+          stdioMessages: 4000, stdioRounds: 4, stdioRate: 10_000, stdioSeconds: 3, hostileSeconds: 20, hostileScale: 1,
         },
   };
 }

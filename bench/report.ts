@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import type { HandshakeResult } from "./handshake.ts";
 import type { LoadResult } from "./load.ts";
 import type { LoggingResult } from "./logging.ts";
+import type { HostileResult } from "./hostile.ts";
 import type { BigResponseResult, OpenStreamsResult } from "./memory.ts";
 import type { PathName } from "./paths.ts";
 import type { SseResult } from "./sse-latency.ts";
@@ -53,6 +54,7 @@ export interface Results {
   logging: LoggingResult | { skipped: string } | null;
   stdio?: StdioResult | { skipped: string } | null;
   mock?: MockResult | { skipped: string } | null;
+  hostile?: HostileResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

@@ -23,6 +23,7 @@ import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
 import { runMock } from "./mock.ts";
+import { hostileTable, runHostile } from "./hostile.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
 const WATCHDOG_MS = 240_000;
@@ -36,6 +37,8 @@ const RESULTS_FILE = path.join(REPO, "bench", "results.json");
 
 const options = parseOptions(process.argv.slice(2));
 const d = options.durations;
+/** The hostile-peer section runs last, on its own time (nine proxies, one attack each): the watchdog waits for it. */
+const HOSTILE_MS = options.measures.includes("hostile") ? 9 * (d.hostileSeconds + 6) * 1000 : 0;
 const startedAt = performance.now();
 const progress = (msg: string): void => {
   process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -105,6 +108,11 @@ function finish(): void {
     const p50 = results.mock.mock.p50;
     results.targets.push({ target: "mock answer p50 <= 1 ms", value: String(p50), verdict: p50 === null ? "SKIP" : p50 <= 1 ? "PASS" : "FAIL" });
   }
+  if (results.hostile && !("skipped" in results.hostile)) {
+    for (const x of results.hostile.attacks) {
+      results.targets.push({ target: `issue 33 row ${x.row}: adds <= ${x.targetMiB} MiB, /healthz max <= 250 ms, no crash, other client >= 0.8x`, value: `${x.rssOverQuietMiB} MiB, ${x.healthzMaxMs} ms, ${x.crashed ? "crash" : "up"}, ${x.otherRatio}x`, verdict: x.verdict });
+    }
+  }
   process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
   process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
   process.stdout.write(`${table(results)}\n`);
@@ -125,6 +133,9 @@ function finish(): void {
   if (mk && !("skipped" in mk)) {
     process.stdout.write(`mock --stdio vs the stdio echo server (${mk.messages} round trips each): direct p50 ${mk.direct.p50} ms p99 ${mk.direct.p99} ms; mock p50 ${mk.mock.p50} ms p99 ${mk.mock.p99} ms\n`);
   } else if (mk) process.stdout.write(`mock: skipped (${mk.skipped})\n`);
+  const h = results.hostile;
+  if (h && !("skipped" in h)) process.stdout.write(`\nOne hostile peer (issue 33), each attack on a fresh proxy beside another client:\n${hostileTable(h)}\n`);
+  else if (h) process.stdout.write(`\nhostile peer: skipped (${h.skipped})\n`);
   if (results.notes.length) process.stdout.write(`\nNotes:\n${results.notes.map((n) => `  - ${n}`).join("\n")}\n`);
   writeResults(RESULTS_FILE, results);
   process.stdout.write(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE)} (${results.durationSeconds} s)\n`);
@@ -138,7 +149,7 @@ const watchdog = setTimeout(() => {
   } finally {
     process.exit(1);
   }
-}, WATCHDOG_MS);
+}, WATCHDOG_MS + HOSTILE_MS);
 watchdog.unref();
 
 async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
@@ -343,6 +354,11 @@ async function main(): Promise<void> {
   }
 
   await upstream.close();
+  if (options.measures.includes("hostile")) {
+    results.hostile = await runHostile({ tmp, secondsPerAttack: d.hostileSeconds, scale: d.hostileScale, ...(options.hostileRows ? { rows: options.hostileRows } : {}), progress }).catch((err: unknown) => ({
+      skipped: `failed: ${errorText(err)}`,
+    }));
+  }
   finish();
 }
 

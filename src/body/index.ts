@@ -1,3 +1,5 @@
+import type { ChargeFor } from "../budget/inspect-budget.js";
+import { overBudgetMessage } from "../budget/inspect-budget.js";
 import type { BodyTap } from "./body-tap.js";
 import { duplicateMemberDoubt } from "./duplicate-members.js";
 import { readJsonBody, type DecodedBytes, type JsonReading } from "./body-reading.js";
@@ -39,6 +41,12 @@ export interface BodyDecoderOptions {
   maxJsonDepth?: number;
   /** A JSON body's coding undone elsewhere (see JsonReadingOptions.decoded). */
   decoded?: Promise<DecodedBytes>;
+  /**
+   * What the bytes held to inspect this body are charged to (budget/inspect-budget.ts): a JSON body while it
+   * is collected, an event until its blank line. Past what it grants, the body or event is not inspected
+   * (an `over_budget` problem). None: nothing is charged.
+   */
+  charge?: ChargeFor;
   /** Also hand on SSE comments (`: ping`) as `sse_comment` messages. */
   includeComments?: boolean;
   onMessage(message: BodyMessage): void;
@@ -102,7 +110,7 @@ export function createBodyDecoder(options: BodyDecoderOptions): BodyDecoderTap {
 /** A JSON body is kept whole (up to the inspection limit), then read every plausible way (see body-reading). */
 function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => void, report: (problem: BodyProblem) => void): BodyDecoderTap {
   const limit = options.maxInspectBytes;
-  const collector = collectBody(limit);
+  const collector = collectBody(limit, options.charge?.());
   let finished = false;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -110,6 +118,7 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
     if (collector.truncated) {
       return report({ code: "body_truncated", message: `JSON body is larger than the inspection limit of ${limit} bytes; not parsed` });
     }
+    if (collector.overBudget) return report({ code: "over_budget", message: overBudgetMessage(`JSON body of ${collector.totalBytes} bytes`) });
     const reading = readJsonBody(collector.body(), {
       contentType: options.contentType,
       contentEncoding: options.contentEncoding,
@@ -130,13 +139,17 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
     finished = true;
     collector.end();
     const failed = (error: unknown): void => report({ code: "decoder_failed", message: describeError(error) });
+    const settled = (): void => {
+      collector.release();
+      resolveDone();
+    };
     try {
       const pending = aborted ? undefined : read();
-      if (pending) return void pending.catch(failed).finally(resolveDone);
+      if (pending) return void pending.catch(failed).finally(settled);
     } catch (error) {
       failed(error);
     }
-    resolveDone();
+    settled();
   };
   return { mode: "json", done, data: (chunk) => !finished && collector.data(chunk), end: () => finish(false), abort: () => finish(true) };
 }
@@ -149,6 +162,7 @@ function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => voi
   let streamDoubt: string | null = null;
   const sse = createSseDecoder({
     maxEventBytes: options.maxEventBytes,
+    ...(options.charge ? { charge: options.charge() } : {}),
     includeComments: options.includeComments ?? false,
     onRecord: (record: SseRecord) => {
       switch (record.type) {

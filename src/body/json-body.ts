@@ -1,4 +1,6 @@
 import { isUtf8 } from "node:buffer";
+import type { Charge } from "../budget/inspect-budget.js";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
 import type { BodyTap } from "./body-tap.js";
 
 export type JsonParseFailure = "empty_body" | "invalid_utf8" | "invalid_json" | "body_truncated";
@@ -78,17 +80,20 @@ export interface BodyCollector extends BodyTap {
   readonly totalBytes: number;
   /** More than `limit` bytes arrived; only the first `limit` are kept. */
   readonly truncated: boolean;
+  /** The inspection budget refused room for the body: nothing of it is kept. */
+  readonly overBudget: boolean;
   readonly ended: boolean;
   readonly aborted: boolean;
-  /** The kept bytes. */
+  /** The kept bytes (a view: valid until `release`). */
   body(): Buffer;
+  /** Forgets the kept bytes and what they were charged. */
+  release(): void;
 }
 
-export function collectBody(limit: number): BodyCollector {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let joined: Buffer | null = null;
-  const state = { totalBytes: 0, ended: false, aborted: false };
+/** `charge`: what the kept bytes are charged to (see budget/inspect-budget.ts); none, nothing is charged. */
+export function collectBody(limit: number, charge?: Charge): BodyCollector {
+  const kept = new GrowingBuffer(charge, limit);
+  const state = { totalBytes: 0, ended: false, aborted: false, overBudget: false };
   return {
     limit,
     get totalBytes() {
@@ -96,6 +101,9 @@ export function collectBody(limit: number): BodyCollector {
     },
     get truncated() {
       return state.totalBytes > limit;
+    },
+    get overBudget() {
+      return state.overBudget;
     },
     get ended() {
       return state.ended;
@@ -106,13 +114,12 @@ export function collectBody(limit: number): BodyCollector {
     data(chunk: Buffer) {
       if (state.ended || state.aborted) return;
       state.totalBytes += chunk.length;
-      const room = limit - kept;
-      if (room <= 0 || chunk.length === 0) return;
-      // Copy a partial slice: a view would keep the whole (possibly huge) chunk alive.
-      const piece = chunk.length <= room ? chunk : Buffer.from(chunk.subarray(0, room));
-      chunks.push(piece);
-      kept += piece.length;
-      joined = null;
+      const room = limit - kept.length;
+      if (room <= 0 || chunk.length === 0 || state.overBudget) return;
+      if (!kept.append(chunk.length <= room ? chunk : chunk.subarray(0, room))) {
+        state.overBudget = true;
+        kept.clear();
+      }
     },
     end() {
       state.ended = true;
@@ -121,8 +128,10 @@ export function collectBody(limit: number): BodyCollector {
       state.aborted = true;
     },
     body() {
-      joined ??= chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, kept);
-      return joined;
+      return kept.view();
+    },
+    release() {
+      kept.clear();
     },
   };
 }

@@ -27,6 +27,8 @@ export type BodyProblemCode =
   | "invalid_json"
   /** The JSON body is larger than the inspection limit: it was not parsed. */
   | "body_truncated"
+  /** The inspection memory budget (or the peer's share of it) had no room for the body or event: not inspected. */
+  | "over_budget"
   /** The parsed JSON nests deeper than allowed: it is not handed on, so nothing recurses into it. */
   | "json_too_deep"
   /** A bug or a throwing callback inside the decoder; caught so it never reaches the proxy. */

@@ -1,5 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from "eventsource-parser";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
+import { overBudgetMessage, type Charge } from "../budget/inspect-budget.js";
 import { SseBlankLines } from "./sse-blank-lines.js";
 
 /** One dispatched SSE event. `byteOffset`: where its block starts in the (content-decoded) stream. */
@@ -21,7 +23,7 @@ export type SseRecord =
   | { type: "meta"; id?: string; retry?: number; byteOffset: number }
   /** The stream ended inside an event. Per the SSE spec it is discarded; `event` is what it would have been. */
   | { type: "incomplete"; byteOffset: number; bytes: number; event?: SseEvent }
-  | { type: "problem"; code: "event_too_large" | "sse_invalid_field"; message: string; byteOffset: number };
+  | { type: "problem"; code: "event_too_large" | "over_budget" | "sse_invalid_field"; message: string; byteOffset: number };
 
 export interface SseDecoderOptions {
   /**
@@ -29,6 +31,8 @@ export interface SseDecoderOptions {
    * one is dropped and reported.
    */
   maxEventBytes: number;
+  /** What the bytes of an event not yet ended are charged to; past what it grants, the event is dropped (`over_budget`). */
+  charge?: Charge;
   includeComments?: boolean;
   /** Invalid lines reported one by one before the rest are only counted. Default 3. */
   maxFieldProblems?: number;
@@ -48,9 +52,10 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
 
 /**
  * eventsource-parser does the SSE field grammar; this wrapper finds the blank lines itself, on the raw
- * bytes (`SseBlankLines`, shared with the enforce-mode framer), so it can feed the parser one event block at a
- * time. That gives each event its byte offset and lets it drop a block that outgrows `maxEventBytes`
- * before the parser ever buffers it: the parser never holds more than one block of at most that size.
+ * bytes (`SseBlankLines`, shared with the enforce-mode framer), so it can feed the parser one whole event
+ * block at a time. That gives each event its byte offset and lets it drop a block that outgrows
+ * `maxEventBytes` (or the inspection budget) while it is still bytes: until its blank line a block is held
+ * once, as raw bytes in one growing buffer; its text exists only while the parser reads it.
  */
 class BoundedSseDecoder implements SseDecoder {
   private readonly parser: EventSourceParser;
@@ -66,11 +71,12 @@ class BoundedSseDecoder implements SseDecoder {
   /** Set while `end()` flushes an unterminated block: its output is reported as incomplete. */
   private flushed: { event?: SseEvent; touched: boolean } | null = null;
   private fieldProblems = 0;
-  /** Bytes of the current block already fed to the parser (it spans chunks): checked for UTF-8 at its end. */
-  private blockPieces: Buffer[] = [];
+  /** The current block's bytes that came in earlier chunks (it spans them): fed to the parser at its end. */
+  private readonly held: GrowingBuffer;
   private blockInvalid = false;
 
   constructor(private readonly options: SseDecoderOptions) {
+    this.held = new GrowingBuffer(options.charge, options.maxEventBytes);
     this.parser = createParser({
       onEvent: (message) => this.onEvent(message),
       onId: (id) => (this.block.id = id),
@@ -97,7 +103,7 @@ class BoundedSseDecoder implements SseDecoder {
         // Size up to the blank line's first byte: whether a LF follows a CR may only show in the next chunk.
         const size = base + lineEnd + 1 - this.blockStart;
         if (this.skipping) this.skipping = false;
-        else if (size > this.options.maxEventBytes) this.dropBlock(size);
+        else if (size > this.options.maxEventBytes) this.dropBlock(size, "event_too_large");
         else this.feedCompleteBlock(chunk.subarray(feedFrom, next));
         feedFrom = next;
         this.blockStart = base + next;
@@ -107,11 +113,11 @@ class BoundedSseDecoder implements SseDecoder {
     if (this.skipping) return;
     const pending = this.offset - this.blockStart;
     if (pending > this.options.maxEventBytes) {
-      this.dropBlock(pending);
+      this.dropBlock(pending, "event_too_large");
       this.skipping = true;
-    } else if (feedFrom < chunk.length) {
-      this.blockPieces.push(Buffer.from(chunk.subarray(feedFrom)));
-      this.parser.feed(this.text.decode(chunk.subarray(feedFrom), { stream: true }));
+    } else if (feedFrom < chunk.length && !this.held.append(chunk.subarray(feedFrom))) {
+      this.dropBlock(pending, "over_budget");
+      this.skipping = true;
     }
   }
 
@@ -122,10 +128,14 @@ class BoundedSseDecoder implements SseDecoder {
     if (this.skipping) {
       this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes });
     } else {
-      const rest = this.text.decode();
-      this.checkBlock(Buffer.alloc(0));
+      const rest = this.held.view();
+      this.blockInvalid = !isUtf8(rest);
+      // The block's whole lines first (no blank line among them: nothing dispatches), so that a `retry:` line
+      // that was whole counts as touching the stream, as a cut one does not.
+      const text = this.text.decode(rest);
+      this.held.clear();
+      if (text) this.parser.feed(text);
       this.flushed = { touched: this.block.retry !== undefined };
-      if (rest) this.parser.feed(rest);
       // Terminates a partial line (or completes a split CRLF), then a blank line dispatches what is pending.
       if (bytes > 0) this.parser.feed("\n\n");
       const { event } = this.flushed;
@@ -140,15 +150,11 @@ class BoundedSseDecoder implements SseDecoder {
   }
 
   /** CR and LF never occur inside a UTF-8 sequence: a block is valid UTF-8 or not on its own. */
-  private checkBlock(last: Buffer): void {
-    const whole = this.blockPieces.length > 0 ? Buffer.concat([...this.blockPieces, last]) : last;
+  private feedCompleteBlock(last: Buffer): void {
+    const whole = this.held.length > 0 ? Buffer.concat([this.held.view(), last]) : last;
+    this.held.clear();
     this.blockInvalid = !isUtf8(whole);
-    this.blockPieces = [];
-  }
-
-  private feedCompleteBlock(bytes: Buffer): void {
-    this.checkBlock(bytes);
-    this.parser.feed(this.text.decode(bytes, { stream: true }));
+    this.parser.feed(this.text.decode(whole, { stream: true }));
     const { id, retry, dispatched } = this.block;
     if (!dispatched && (id !== undefined || retry !== undefined)) {
       this.options.onRecord({
@@ -161,12 +167,10 @@ class BoundedSseDecoder implements SseDecoder {
     this.block = { dispatched: false };
   }
 
-  private dropBlock(size: number): void {
-    this.problem(
-      "event_too_large",
-      `SSE event at byte ${this.blockStart} exceeds ${this.options.maxEventBytes} bytes (${size} so far); dropped`,
-    );
-    this.blockPieces = [];
+  private dropBlock(size: number, code: "event_too_large" | "over_budget"): void {
+    const at = `SSE event at byte ${this.blockStart}`;
+    this.problem(code, code === "over_budget" ? `${overBudgetMessage(`${at} (${size} bytes so far)`)}; dropped` : `${at} exceeds ${this.options.maxEventBytes} bytes (${size} so far); dropped`);
+    this.held.clear();
     this.parser.reset({ consume: false });
     this.text.decode(); // forget a half-decoded character of the dropped block
     // A fresh parser would strip a U+FEFF at the start of its input; a BOM is only valid at the stream start.
@@ -201,7 +205,7 @@ class BoundedSseDecoder implements SseDecoder {
     return this.options.maxFieldProblems ?? 3;
   }
 
-  private problem(code: "event_too_large" | "sse_invalid_field", message: string): void {
+  private problem(code: "event_too_large" | "over_budget" | "sse_invalid_field", message: string): void {
     this.options.onRecord({ type: "problem", code, message, byteOffset: this.blockStart });
   }
 }

@@ -1,5 +1,6 @@
 import { createContentDecoder, parseContentEncoding } from "./content-decoding.js";
 import { BOMB_RATIO } from "./body-reading.js";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
 import type { BodyProblem } from "./problem.js";
 
 export interface StreamReadingOptions {
@@ -51,8 +52,8 @@ export function readStream(opts: StreamReadingOptions): StreamReading {
   let raw = false;
   let inputEnded = false;
   let produced = false;
-  let retained: Buffer[] | null = [];
-  let retainedBytes = 0;
+  // One growing buffer, not a Buffer per chunk (a stream may come a byte at a time).
+  let retained: GrowingBuffer | null = new GrowingBuffer(undefined, opts.retainBytes);
   const created = parsed.ok
     ? createContentDecoder(opts.contentEncoding, {
         maxBytes: opts.maxBytes,
@@ -66,8 +67,9 @@ export function readStream(opts: StreamReadingOptions): StreamReading {
           if (problem.code === "decode_error" && !produced && retained !== null) {
             opts.onDoubt(`content-encoding "${label}" does not decode (${problem.message}); read as sent`);
             raw = true;
-            for (const chunk of retained) opts.onData(chunk);
+            const kept = retained.view();
             retained = null;
+            if (kept.length > 0) opts.onData(kept);
           } else {
             opts.onProblem(problem);
           }
@@ -87,11 +89,7 @@ export function readStream(opts: StreamReadingOptions): StreamReading {
     data(chunk) {
       if (ended || inputEnded) return;
       if (raw) return opts.onData(chunk);
-      if (retained !== null) {
-        retainedBytes += chunk.length;
-        if (retainedBytes <= opts.retainBytes) retained.push(Buffer.from(chunk));
-        else retained = null;
-      }
+      if (retained !== null && (retained.length + chunk.length > opts.retainBytes || !retained.append(chunk))) retained = null;
       decoder.data(chunk);
     },
     end() {

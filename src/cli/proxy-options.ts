@@ -5,6 +5,7 @@ import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, par
 const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
 import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { DEFAULT_MAX_INSPECT_MEMORY } from "../budget/inspect-budget.js";
 import type { StartOptions } from "./start.js";
 import { POLICY_MODES, type PolicyMode } from "../policy/config.js";
 import { DEFAULT_UI_PORT } from "../ui/server/ui-options.js";
@@ -93,6 +94,11 @@ export function addProxyOptions(cmd: Command, defaults: { port: number }): Comma
     .option("--otlp-header <name=value>", "header sent with every OTLP export; repeatable (adds to $OTEL_EXPORTER_OTLP_HEADERS)", collect, [])
     .option("--otlp-payloads", "put redacted tool arguments and results on spans (off: never exported)", false)
     .addOption(new Option("--state <url>", "keep tool pins and rate-limit counters in Redis, shared by replicas (redis://HOST:PORT/DB)").env("MCP_WIRETAP_STATE_URL"))
+    .addOption(
+      new Option("--max-inspect-memory <size>", "memory all bodies and SSE events held for inspection may take (e.g. 256M), an eighth of it per client or server; past it monitor mode forwards uninspected, enforce mode refuses")
+        .default(DEFAULT_MAX_INSPECT_MEMORY, "256M")
+        .argParser(parseSize),
+    )
     .addOption(new Option("--grace <ms>", "on SIGINT/SIGTERM, how long exchanges in flight may finish").default(2000).argParser(parsePort));
 }
 
@@ -112,6 +118,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     payloads: o.payloads as PayloadMode,
     maxPayloadBytes: o.maxPayloadBytes as number,
     maxInspectBytes: o.maxInspectBytes as number,
+    maxInspectMemory: o.maxInspectMemory as number,
     proxyAuth: o.proxyAuth as string | undefined,
     reverse: o.reverse as string[],
     logMaxSize: o.logMaxSize as number,

@@ -2,6 +2,7 @@ import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
 import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { DEFAULT_MAX_INSPECT_MEMORY, InspectBudget } from "../budget/inspect-budget.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import type { OnLogError } from "../log/log-health.js";
 import { httpRecordAddon } from "../records/http-record.js";
@@ -40,6 +41,8 @@ export interface StartOptions {
   payloads?: PayloadMode;
   maxPayloadBytes?: number;
   maxInspectBytes?: number;
+  /** Memory all bodies and events held for inspection may take (an eighth of it per peer); default 256 MiB. */
+  maxInspectMemory?: number;
   /** `user:password`; required to listen beyond loopback. */
   proxyAuth?: string;
   /** Reverse-mode specs, `[local=]url` (see `--reverse`). */
@@ -131,13 +134,14 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     log.warn(insecureUpstreamRecord());
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
+  const budget = new InspectBudget(opts.maxInspectMemory ?? DEFAULT_MAX_INSPECT_MEMORY);
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, enforce: policy.enforcing ? { maxInspectBytes, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -148,6 +152,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
+    health: () => ({ inspectMemory: budget.usage() }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {

@@ -1,6 +1,9 @@
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
-import { bodyModeFor, charsetsOf, createBodyDecoder, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import { bodyModeFor, charsetsOf, createBodyDecoder, keepsAscii, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
+import type { InspectBudget } from "../budget/inspect-budget.js";
+import { inspectPeer } from "./inspect-peer.js";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
@@ -24,6 +27,8 @@ interface Readings {
 
 export interface McpAddonOptions {
   maxInspectBytes: number;
+  /** The memory bodies and events may hold while inspected, shared out by peer; none: unbounded but per body. */
+  budget?: InspectBudget;
   maxJsonDepth?: number;
   /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
   enforce?: EnforceOptions;
@@ -142,6 +147,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       maxInspectBytes: opts.maxInspectBytes,
       maxEventBytes: opts.maxInspectBytes,
       maxJsonDepth: depthLimit,
+      ...(opts.budget ? { charge: opts.budget.forPeer(inspectPeer(flow.ex, direction)) } : {}),
       onMessage: (m) => {
         if (m.kind !== "json") return take(onSse(flow, m));
         take(deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined));
@@ -299,13 +305,13 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
   const parsed = parseContentEncoding(headers["content-encoding"]);
   if (!parsed.ok || parsed.codings.length === 0) return undefined;
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
+    const decoded = new GrowingBuffer(undefined, limit);
     decodedBody(ex, direction === "client_to_server" ? "request" : "response").subscribe({
       limit,
       // A body larger than that as sent is not parsed (see body/index.ts): not worth decoding either.
       maxRawBytes: limit,
-      data: (chunk) => chunks.push(chunk),
-      end: ({ problem }) => resolve({ bytes: Buffer.concat(chunks), problem }),
+      data: (chunk) => void decoded.append(chunk),
+      end: ({ problem }) => resolve({ bytes: decoded.view(), problem }),
     });
   });
 }

@@ -6,9 +6,15 @@ import type { McpFlow } from "./flow.js";
 import type { Judged } from "./rpc-event.js";
 import type { PendingRequest } from "./correlator.js";
 import type { MessageHandler } from "./tracker.js";
+import type { InspectBudget } from "../budget/inspect-budget.js";
+import { inspectPeer } from "./inspect-peer.js";
+
+const NO_ROOM = "the inspection memory budget (--max-inspect-memory) or this peer's share of it is spent";
 
 export interface EnforceOptions {
   maxInspectBytes: number;
+  /** What held requests, responses and events are charged to (by peer); none: nothing is charged. */
+  budget?: InspectBudget;
   removeDeniedTools: boolean;
 }
 
@@ -30,11 +36,15 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
   const start = sniffed ? watchBodyStart(flow.ex) : null;
   flow.ex.holdRequest({
     maxBytes: opts.maxInspectBytes,
-    decide: async (body): Promise<RequestVerdict> => {
+    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {}),
+    decide: async (body, why): Promise<RequestVerdict> => {
       // A large body under a non-JSON content type, on an exchange with no MCP header, that cannot be JSON (its
       // first byte after any whitespace is not a brace, a bracket or a byte order mark, and it is not
       // content-coded) is not MCP: it passes. Anything else a lenient server might parse is refused below.
       if (body === null && start?.notJson() && !flow.hinted) return { action: "forward" };
+      if (body === null && why === "over_budget") {
+        return respond(503, "text/plain; charset=utf-8", `mcp-wiretap: request not judged, not forwarded: ${NO_ROOM}; retry later\n`);
+      }
       if (body === null) {
         return respond(413, "text/plain; charset=utf-8", `mcp-wiretap: request larger than --max-inspect-bytes cannot be judged in enforce mode\n`);
       }
@@ -104,12 +114,14 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
-    rewrite: async (body) => {
+    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "server_to_client")) } : {}),
+    rewrite: async (body, why) => {
       if (body === null) {
         // Not MCP (a large JSON download through the proxy): passed on as it is.
         if (!flow.isMcp) return null;
         // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
-        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)"));
+        const reason = why === "over_budget" ? `response not inspected: ${NO_ROOM}; not passed on (enforce mode cannot judge it)` : "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)";
+        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", reason));
       }
       const judgement = judgeBody(decoder, body);
       flow.decoding.push(judgement.then(() => {}));
@@ -136,6 +148,7 @@ export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, op
   flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
+    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "server_to_client")) } : {}),
     // An event stream is refused on its head: it may never end, and its client would wait for nothing.
     now,
     rewrite: async (body) => {
@@ -196,7 +209,8 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
   const charsets = charsetsOf(ex.response!.headers["content-type"]);
   let oversizedDenial: Judged | null = null;
-  const recordOversized = (): Judged => pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
+  const recordOversized = (why: "too_large" | "over_budget" = "too_large"): Judged =>
+    pipeline.invalid(flow.context("server_to_client"), why === "over_budget" ? `event not inspected: ${NO_ROOM}; not passed on (enforce mode cannot judge it)` : "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
   // The requests this stream answers: those of its own exchange, and on a legacy HTTP+SSE stream those POSTed
   // to its endpoint (answered here, never on their own exchange).
   const answeredHere = (p: PendingRequest): boolean =>
@@ -209,6 +223,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
+    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
     event: (received) => {
       // A client that decodes the stream with its labelled charset, or breaks lines at more characters than CR
       // and LF, may read another event than the proxy does. U+2028, U+2029 and NEL only inside the JSON of
@@ -240,7 +255,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
     },
     // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
     // (the event may have been their answer), recorded with the event's own denial.
-    oversized: () => void (oversizedDenial = recordOversized()),
+    oversized: (why) => void (oversizedDenial = recordOversized(why)),
     oversizedEnd: () => {
       const denial = oversizedDenial;
       oversizedDenial = null;

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { BodyTap } from "../body/body-tap.js";
+import type { Charge } from "../budget/inspect-budget.js";
 
 export type { BodyTap };
 
@@ -44,8 +45,10 @@ export interface Exchange {
 
 export interface RequestHold {
   maxBytes: number;
-  /** `body` is null when it outgrew `maxBytes`. */
-  decide(body: Buffer | null): RequestVerdict | Promise<RequestVerdict>;
+  /** What the held bytes are charged to (budget/inspect-budget.ts); none: nothing is charged. */
+  charge?: Charge;
+  /** `body` is null when it outgrew `maxBytes` (`why`: too_large) or the budget had no room for it (over_budget). */
+  decide(body: Buffer | null, why?: "too_large" | "over_budget"): RequestVerdict | Promise<RequestVerdict>;
 }
 
 export type RequestVerdict = { action: "forward"; body?: Buffer } | { action: "respond"; response: SyntheticResponse };
@@ -65,7 +68,8 @@ export type ResponseRewriter =
    * `rewrite(null)`: the body is too large to hold, or (`now`) refused on its head alone: what it returns goes out
    * at once instead of the body, which is not waited for (an event stream may never end).
    */
-  | { kind: "whole"; maxBytes: number; now?: boolean; rewrite(body: Buffer | null): Buffer | null | Promise<Buffer | null> }
+  /** `charge`: what the held body is charged to; `why` says whether a null body was too large or found no room in the budget. */
+  | { kind: "whole"; maxBytes: number; charge?: Charge; now?: boolean; rewrite(body: Buffer | null, why?: "too_large" | "over_budget"): Buffer | null | Promise<Buffer | null> }
   /**
    * An event stream, one raw event at a time (with its blank line); returns the bytes to send instead.
    * `decode`: the body is content-coded; what the returned tap hands to `out` is framed instead, and the
@@ -74,8 +78,10 @@ export type ResponseRewriter =
   | {
       kind: "events";
       maxEventBytes: number;
+      /** What the bytes of an event not yet ended are charged to; past what it grants, the event is oversized (`over_budget`). */
+      charge?: Charge;
       event(raw: Buffer): Buffer;
-      oversized?(): void;
+      oversized?(why: "too_large" | "over_budget"): void;
       /** When given, an event larger than maxEventBytes is not passed on: this is written in its place, at its end. */
       oversizedEnd?(): Buffer;
       decode?(out: DecodedOutput): BodyTap;

@@ -1,8 +1,9 @@
 import http from "node:http";
 import type https from "node:https";
-import type { Duplex } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import type { AddonChain } from "./addon-chain.js";
 import { tapForwarded } from "./body-taps.js";
+import { coalesced } from "./coalesce.js";
 import type { ExchangeMode, Peer } from "./exchange.js";
 import { ExchangeRecord } from "./exchange-record.js";
 import { endWithResponse, type ExchangeLegs } from "./exchange-teardown.js";
@@ -111,21 +112,23 @@ export function forwardExchange(
     });
 
   /** `sent`: the chunk was already written upstream (piped), and is flushed before the taps' work. */
-  const tapBody = (sent?: () => void): void => {
-    tapForwarded(req, legs.requestTaps, (n) => (ex.requestBytes += n), sent);
-    req.on("end", () => legs.requestTaps.end());
+  const tapBody = (body: Readable, sent?: () => void): void => {
+    tapForwarded(body, legs.requestTaps, (n) => (ex.requestBytes += n), sent);
+    body.on("end", () => legs.requestTaps.end());
   };
   req.on("error", () => legs.upstreamRequest?.destroy());
 
   const hold = ex.requestHold;
+  // Tiny chunks joined (see coalesce.ts): a body in 1-byte chunks costs a write and a tap call per read, not per byte.
+  const body = coalesced(req);
   if (!hold) {
     const request = openUpstream(headersFor());
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
-    req.pipe(request);
-    tapBody(() => legs.upstreamRequest?.socket?.uncork());
+    body.pipe(request);
+    tapBody(body, () => legs.upstreamRequest?.socket?.uncork());
   } else {
-    tapBody();
-    holdRequest(req, res, hold, {
+    tapBody(body);
+    holdRequest(body, res, hold, {
       respond: (r) => respondFromProxy(ex, res, r.status, statusText(r.status), r.body, r.headers),
       forward: (whole, held) => {
         // A whole body goes with its exact length (none when there was no body at all).
@@ -133,8 +136,8 @@ export function forwardExchange(
         if (whole) request.end(whole);
         else {
           for (const c of held) request.write(c);
-          req.pipe(request);
-          req.resume();
+          body.pipe(request);
+          body.resume();
         }
       },
     });

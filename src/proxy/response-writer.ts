@@ -4,6 +4,8 @@ import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
 import { tapForwarded } from "./body-taps.js";
+import { coalesced } from "./coalesce.js";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -24,10 +26,11 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     });
     // Piped first, tapped second: each chunk is on its way to the client before decoding, policy and
     // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
-    // write; uncorking sends the chunk now instead of after the taps' work.)
-    upRes.pipe(res);
-    tapBody(() => res.socket?.uncork());
-    upRes.on("end", () => taps.end());
+    // write; uncorking sends the chunk now instead of after the taps' work.) Tiny chunks are joined first.
+    const body = coalesced(upRes);
+    body.pipe(res);
+    tapForwarded(body, taps, (n) => (ex.responseBytes += n), () => res.socket?.uncork());
+    body.on("end", () => taps.end());
     return;
   }
   tapBody();
@@ -46,36 +49,49 @@ function sendWhole(
   taps: TapFanOut,
 ): void {
   const head = ex.response!;
-  const chunks: Buffer[] = [];
-  let size = 0;
+  // One growing buffer, charged to the inspection budget: never an object per chunk.
+  const kept = new GrowingBuffer(rewriter.charge, rewriter.maxBytes + 1);
   let passedThrough = false;
   const onData = (chunk: Buffer): void => {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > rewriter.maxBytes) replaceUnheld();
+    if (!kept.append(chunk)) replaceUnheld("over_budget", chunk);
+    else if (kept.length > rewriter.maxBytes) replaceUnheld("too_large");
   };
-  /** Too large to hold (or refused on its head): the rewriter says what goes out instead (fail closed), or it passes unchanged. */
-  const replaceUnheld = (): void => {
+  /**
+   * Too large to hold, no room in the budget (`unkept`: the chunk that found none), or refused on its head:
+   * the rewriter says what goes out instead (fail closed), or it passes unchanged.
+   */
+  const replaceUnheld = (why?: "too_large" | "over_budget", unkept?: Buffer): void => {
     passedThrough = true;
     upRes.off("data", onData);
     upRes.pause();
+    if (unkept) {
+      // Passed on unchanged, should the rewriter let it: what was kept, then this chunk, then the rest.
+      const held = Buffer.concat([kept.view(), unkept]);
+      kept.clear();
+      pending = held;
+    }
     void Promise.resolve()
-      .then(() => rewriter.rewrite(null))
+      .then(() => rewriter.rewrite(null, why))
       .then(
         (out) => (out ? replaceOversized(out) : passOn()),
         () => replaceOversized(null),
       );
   };
+  let pending: Buffer | null = null;
   const passOn = (): void => {
+    const held = pending ?? kept.view();
+    pending = null;
+    kept.clear();
     if (res.destroyed) return;
     res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders));
-    for (const c of chunks) res.write(c);
+    res.write(held);
     upRes.pipe(res);
     upRes.resume();
   };
   /** The upstream's body is not sent: `out` (JSON) goes instead, or a 502 when even that could not be made. */
   const replaceOversized = (out: Buffer | null): void => {
-    chunks.length = 0;
+    pending = null;
+    kept.clear();
     upRes.destroy();
     taps.end();
     if (res.destroyed) return;
@@ -90,11 +106,12 @@ function sendWhole(
   const onEnd = async (): Promise<void> => {
     taps.end();
     if (passedThrough) return;
-    const body = Buffer.concat(chunks);
+    const body = kept.view();
     let out: Buffer | null = null;
     try {
       out = await rewriter.rewrite(body);
     } catch {
+      kept.clear();
       // A body that could not be judged is not passed on.
       if (res.destroyed) return;
       const text = Buffer.from("mcp-wiretap: the response could not be judged (internal error); not passed on\n");
@@ -102,6 +119,7 @@ function sendWhole(
       res.end(text);
       return;
     }
+    kept.clear();
     if (res.destroyed) return;
     // A replacement is UTF-8 JSON as it stands, whatever coding or charset the upstream's body was labelled with.
     const replaced = out ? ["content-encoding", "content-type"] : [];
@@ -112,6 +130,8 @@ function sendWhole(
     res.end(final);
   };
   upRes.on("error", () => res.destroy());
+  // A response cut off (either side) leaves nothing held (nor charged).
+  res.once("close", () => kept.clear());
   if (rewriter.now) return replaceUnheld();
   upRes.on("data", onData);
   upRes.on("end", () => void onEnd());
@@ -158,9 +178,9 @@ function sendEvents(
     rewriter.maxEventBytes,
     // An event too large to judge: passed on as it comes, unless the rewriter replaces it (enforce mode).
     (raw) => !broken && !rewriter.oversizedEnd && write(raw),
-    () => {
+    (why) => {
       try {
-        rewriter.oversized?.();
+        rewriter.oversized?.(why);
       } catch {
         broken = true; // what could not be recorded is not passed on
       }
@@ -180,7 +200,9 @@ function sendEvents(
         broken = true;
       }
     },
+    rewriter.charge,
   );
+  res.once("close", () => framer.release());
   ex.injectNow = (raw) => {
     queued.push(raw);
     if (!framer.midEvent) drainQueue();

@@ -47,6 +47,8 @@ export interface ProxyServerOptions {
   handshakeTimeoutMs?: number;
   /** Why new traffic must be refused right now (e.g. records cannot be written in --on-log-error block), or null. */
   refuseTraffic?: () => string | null;
+  /** More of the proxy's state for `/healthz` to show (the inspection budget's use, say). */
+  health?: () => Record<string, unknown>;
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -194,7 +196,7 @@ export class ProxyServer {
     if (!tunnel && requestTarget === "/healthz" && req.method === "GET") {
       req.resume();
       res.writeHead(unavailable ? 503 : 200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify(unavailable ? { status: "unavailable", reason: unavailable } : { status: "ok" }));
+      res.end(JSON.stringify({ ...(unavailable ? { status: "unavailable", reason: unavailable } : { status: "ok" }), ...this.opts.health?.() }));
       return;
     }
     if (unavailable) {

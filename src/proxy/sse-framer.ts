@@ -1,4 +1,6 @@
 import { SseBlankLines } from "../body/sse-blank-lines.js";
+import { GrowingBuffer } from "../budget/growing-buffer.js";
+import type { Charge } from "../budget/inspect-budget.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -11,8 +13,8 @@ const CR = 0x0d;
  */
 export class SseFramer {
   private readonly lines = new SseBlankLines();
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** The current event's bytes from earlier chunks: one growing buffer, charged to the inspection budget. */
+  private readonly pending: GrowingBuffer;
   private boundaryPending = false;
   /** The current event outgrew the limit: its pieces pass on unjudged until it ends. */
   private oversized = false;
@@ -21,17 +23,20 @@ export class SseFramer {
     private readonly onEvent: (raw: Buffer) => void,
     private readonly maxEventBytes: number,
     private readonly onUnjudged: (raw: Buffer) => void,
-    /** Called once when an event outgrows the limit (its pieces then go to onUnjudged). */
-    private readonly onOversized: () => void = () => {},
+    /** Called once when an event outgrows the limit or the budget (its pieces then go to onUnjudged). */
+    private readonly onOversized: (why: "too_large" | "over_budget") => void = () => {},
     /** An unterminated event the stream ended in (some readers dispatch it anyway); default: unjudged. */
     private readonly onTail: (raw: Buffer) => void = onUnjudged,
     /** Called once after the last piece of an oversized event went to onUnjudged. */
     private readonly onOversizedEnd: () => void = () => {},
-  ) {}
+    charge?: Charge,
+  ) {
+    this.pending = new GrowingBuffer(charge, maxEventBytes + 1);
+  }
 
   /** True while part of an event is held back. */
   get midEvent(): boolean {
-    return this.pendingBytes > 0 || this.oversized;
+    return this.pending.length > 0 || this.oversized;
   }
 
   push(chunk: Buffer): void {
@@ -65,10 +70,10 @@ export class SseFramer {
       this.end(Buffer.alloc(0), 0, 0);
     }
     if (this.oversized) {
-      if (this.pendingBytes > 0) this.onUnjudged(this.take());
+      if (this.pending.length > 0) this.onUnjudged(this.take());
       this.oversized = false;
       this.onOversizedEnd();
-    } else if (this.pendingBytes > 0) {
+    } else if (this.pending.length > 0) {
       const raw = this.take();
       // A tail that is too large to judge is an oversized event too.
       if (raw.length > this.maxEventBytes) this.oversizedWhole(raw);
@@ -77,12 +82,10 @@ export class SseFramer {
   }
 
   private end(chunk: Buffer, start: number, end: number): void {
-    if (end > start) {
-      this.pending.push(chunk.subarray(start, end));
-      this.pendingBytes += end - start;
-    }
-    if (this.pendingBytes === 0) return;
-    const raw = this.take();
+    const last = chunk.subarray(start, end);
+    if (this.pending.length === 0 && last.length === 0) return;
+    // An event whole in one chunk is a view of it; one that spanned chunks is joined once, here.
+    const raw = this.pending.length === 0 ? last : Buffer.concat([this.take(), last]);
     if (this.oversized) {
       this.onUnjudged(raw);
       this.oversized = false;
@@ -96,25 +99,29 @@ export class SseFramer {
   }
 
   private oversizedWhole(raw: Buffer): void {
-    this.onOversized();
+    this.onOversized("too_large");
     this.onUnjudged(raw);
     this.onOversizedEnd();
   }
 
   private hold(piece: Buffer): void {
-    this.pending.push(piece);
-    this.pendingBytes += piece.length;
-    if (this.pendingBytes > this.maxEventBytes && !this.boundaryPending) {
-      if (!this.oversized) this.onOversized();
-      this.oversized = true;
-      this.onUnjudged(this.take());
-    }
+    if (this.oversized) return this.onUnjudged(piece);
+    const tooLarge = this.pending.length + piece.length > this.maxEventBytes && !this.boundaryPending;
+    if (!tooLarge && this.pending.append(piece)) return;
+    this.oversized = true;
+    this.onOversized(tooLarge ? "too_large" : "over_budget");
+    this.onUnjudged(this.pending.length > 0 ? Buffer.concat([this.take(), piece]) : piece);
   }
 
+  /** Forgets what is held (the stream is gone): nothing stays charged. */
+  release(): void {
+    this.pending.clear();
+  }
+
+  /** The held bytes (the buffer is cleared, its charge released: nothing writes into them again). */
   private take(): Buffer {
-    const raw = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    this.pending = [];
-    this.pendingBytes = 0;
+    const raw = this.pending.view();
+    this.pending.clear();
     return raw;
   }
 }
