@@ -13,6 +13,15 @@ const MAX_ENDED_CHARS = 32 * 1024 * 1024;
 /** Sessions whose credentials are known, and values kept for each. */
 const MAX_SESSIONS = 10_000;
 const MAX_VALUES_PER_SESSION = 16;
+/** Characters of the sessions' credentials at most, all sessions together (the oldest session goes first). */
+const MAX_SESSION_CHARS = 32 * 1024 * 1024;
+/**
+ * Values a peer's exchange keeps, and their characters: a real exchange carries a few credentials (each in a
+ * few spellings); a stream that never ends must not grow the table, nor make every record's scrub try
+ * thousands of values. The first ones learned are kept (the request's headers and query come first).
+ */
+const MAX_VALUES_PER_EXCHANGE = 64;
+const MAX_CHARS_PER_EXCHANGE = 1024 * 1024;
 
 /**
  * The credentials each exchange carried (Authorization, cookies, API-key and token headers, secret query
@@ -30,6 +39,10 @@ export class ExchangeSecrets {
   private endedCharCount = 0;
   private readonly maxEndedChars: number;
   private readonly sessions = new Map<string, string[]>();
+  private sessionCharCount = 0;
+  /** Characters of the values each live exchange holds. */
+  private readonly liveChars = new Map<string, number>();
+  private liveCharCount = 0;
   /** Exchanges whose bodies are still being read for credentials: what their records wait for. */
   private readonly reading = new Map<string, Promise<void>>();
 
@@ -40,6 +53,11 @@ export class ExchangeSecrets {
   /** Characters of the credentials kept for ended exchanges. */
   get endedChars(): number {
     return this.endedCharCount;
+  }
+
+  /** Characters of every credential held: live exchanges, ended ones and sessions. */
+  get heldChars(): number {
+    return this.liveCharCount + this.endedCharCount + this.sessionCharCount;
   }
 
   /** Register first among the addons: it sees every request before anything is recorded of it. */
@@ -53,20 +71,48 @@ export class ExchangeSecrets {
 
   begin(ex: ExchangeStart): void {
     const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
-    this.live.set(ex.id, new Set(values));
+    this.live.set(ex.id, new Set());
+    this.liveChars.set(ex.id, 0);
+    this.addToLive(ex.id, values, true);
     if (values.length === 0) return;
     const session = ex.request.headers["mcp-session-id"];
     if (typeof session === "string") this.addToSession(session, values);
   }
 
-  /** Credentials found later in the exchange (secret members of its messages, of its bodies). */
-  add(flow: string, session: string | null, values: Iterable<string>): void {
+  /**
+   * Credentials found later in the exchange (secret members of its messages, of its bodies). `bounded: false`
+   * for values the user gave (`--secret-values`): a peer sending many credentials must not crowd them out.
+   */
+  add(flow: string, session: string | null, values: Iterable<string>, bounded = true): void {
     const list = [...values];
     if (list.length === 0) return;
-    const known = this.live.get(flow);
-    if (known) for (const v of list) known.add(v);
-    else this.addToEnded(flow, list);
+    if (this.live.has(flow)) this.addToLive(flow, list, bounded);
+    else this.addToEnded(flow, bounded ? this.withinBounds(this.ended.get(flow) ?? new Set(), 0, list).taken : list);
     if (session !== null) this.addToSession(session, list);
+  }
+
+  private addToLive(flow: string, values: readonly string[], bounded: boolean): void {
+    const known = this.live.get(flow)!;
+    const held = this.liveChars.get(flow) ?? 0;
+    const { taken, chars } = bounded ? this.withinBounds(known, held, values) : { taken: values, chars: values.reduce((n, v) => n + v.length, 0) };
+    for (const v of taken) known.add(v);
+    this.liveChars.set(flow, held + chars);
+    this.liveCharCount += chars;
+  }
+
+  /** The values that still fit an exchange holding `known` (`held` characters), and their characters. */
+  private withinBounds(known: ReadonlySet<string>, held: number, values: readonly string[]): { taken: string[]; chars: number } {
+    const taken: string[] = [];
+    let chars = 0;
+    let count = known.size;
+    for (const v of values) {
+      if (count >= MAX_VALUES_PER_EXCHANGE) break;
+      if (known.has(v) || taken.includes(v) || held + chars + v.length > MAX_CHARS_PER_EXCHANGE) continue;
+      taken.push(v);
+      chars += v.length;
+      count++;
+    }
+    return { taken, chars };
   }
 
   /**
@@ -94,6 +140,8 @@ export class ExchangeSecrets {
     const known = this.live.get(flow);
     if (!known) return;
     this.live.delete(flow);
+    this.liveCharCount -= this.liveChars.get(flow) ?? 0;
+    this.liveChars.delete(flow);
     if (known.size > 0) this.addToEnded(flow, [...known]);
   }
 
@@ -125,9 +173,27 @@ export class ExchangeSecrets {
 
   private addToSession(session: string, values: readonly string[]): void {
     const known = this.sessions.get(session) ?? [];
-    const merged = [...new Set([...values, ...known])].slice(0, MAX_VALUES_PER_SESSION);
-    this.sessions.delete(session);
+    const fitting = values.filter((v) => v.length <= MAX_CHARS_PER_EXCHANGE);
+    const merged = [...new Set([...fitting, ...known])].slice(0, MAX_VALUES_PER_SESSION);
+    this.forgetSession(session);
     this.sessions.set(session, merged);
-    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    this.sessionCharCount += charsOf(merged);
+    // The oldest go first; the newest session stays whatever it holds (its records are being written).
+    while (this.sessions.size > MAX_SESSIONS || (this.sessionCharCount > MAX_SESSION_CHARS && this.sessions.size > 1)) {
+      this.forgetSession(this.sessions.keys().next().value as string);
+    }
   }
+
+  private forgetSession(session: string): void {
+    const known = this.sessions.get(session);
+    if (!known) return;
+    this.sessions.delete(session);
+    this.sessionCharCount -= charsOf(known);
+  }
+}
+
+function charsOf(values: readonly string[]): number {
+  let n = 0;
+  for (const v of values) n += v.length;
+  return n;
 }

@@ -64,12 +64,28 @@ function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
  * identify the message. The input is not modified; when nothing matches, it is returned as it is.
  */
 export function scrubValues<T>(record: T, secrets: readonly string[]): T {
-  if (secrets.length === 0 || !isPlainObject(record)) return secrets.length === 0 ? record : (scrubDeep(record, secrets) as T);
+  if (secrets.length === 0) return record;
+  const scrubbed = (name: string): boolean => !isPlainObject(record) || !IDENTITY_MEMBERS.has(name);
+  // The record's text is searched once for each value, and only the values it holds are tried on each of its
+  // strings: trying every value on every string costs values × strings (a payload of many short strings).
+  const parts: string[] = [];
+  collectStrings(record, parts, scrubbed);
+  const text = parts.join("\u0000");
+  const present = secrets.filter((secret) => text.includes(secret));
+  if (present.length === 0) return record;
+  if (!isPlainObject(record)) return scrubDeep(record, present) as T;
   let copy: Record<string, unknown> | null = null;
   for (const [name, member] of Object.entries(record)) {
     if (IDENTITY_MEMBERS.has(name)) continue;
-    const clean = scrubDeep(member, secrets);
+    const clean = scrubDeep(member, present);
     if (clean !== member) defineMember((copy ??= { ...record }), name, clean);
   }
   return (copy ?? record) as T;
+}
+
+/** Every string at any depth (the record's own members filtered by `keep`), for one search of all of them. */
+function collectStrings(value: unknown, parts: string[], keep: (name: string) => boolean = () => true): void {
+  if (typeof value === "string") parts.push(value);
+  else if (Array.isArray(value)) for (const item of value) collectStrings(item, parts);
+  else if (isPlainObject(value)) for (const name of Object.keys(value)) if (keep(name)) collectStrings(value[name], parts);
 }
