@@ -22,7 +22,7 @@ export function longestFirst(secrets: Iterable<string>): string[] {
 export const IDENTITY_MEMBERS: ReadonlySet<string> = new Set([
   "level", "time", "event", "flow", "tunnel", "phase", "mode", "transport", "server", "client", "session",
   "protocolVersion", "direction", "kind", "id", "method", "tool", "related", "decision", "argsHash", "progressToken",
-  "sseEventId", "batch", "step",
+  "batch", "step",
 ]);
 
 function scrubString(text: string, secrets: readonly string[]): string {
