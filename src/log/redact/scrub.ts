@@ -1,5 +1,6 @@
 import { defineMember, isPlainObject } from "./members.js";
 import { REDACTED } from "./names.js";
+import { withMaskedNames } from "../mask-by-shape.js";
 
 /**
  * Shortest credential removed by value (as the OAuth scrubber does): shorter ones would also hit ordinary
@@ -46,17 +47,21 @@ function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
   }
   if (!isPlainObject(value)) return value;
   let copy: Record<string, unknown> | null = null;
-  for (const name of Object.keys(value)) {
+  const names = Object.keys(value);
+  for (const name of names) {
     const member = value[name];
     const clean = scrubDeep(member, secrets);
     if (clean === member) continue;
     if (copy === null) {
       copy = {};
-      for (const k of Object.keys(value)) defineMember(copy, k, value[k]);
+      for (const k of names) defineMember(copy, k, value[k]);
     }
     defineMember(copy, name, clean);
   }
-  return copy ?? value;
+  // A member name is peer text too (a result keyed by the client's token): renamed, numbered when two clash.
+  const renamed = names.map((name) => scrubString(name, secrets));
+  if (renamed.every((name, i) => name === names[i])) return copy ?? value;
+  return withMaskedNames(names, renamed, copy ?? value);
 }
 
 /**
@@ -87,5 +92,11 @@ export function scrubValues<T>(record: T, secrets: readonly string[]): T {
 function collectStrings(value: unknown, parts: string[], keep: (name: string) => boolean = () => true): void {
   if (typeof value === "string") parts.push(value);
   else if (Array.isArray(value)) for (const item of value) collectStrings(item, parts);
-  else if (isPlainObject(value)) for (const name of Object.keys(value)) if (keep(name)) collectStrings(value[name], parts);
+  else if (isPlainObject(value)) {
+    for (const name of Object.keys(value)) {
+      if (!keep(name)) continue;
+      parts.push(name);
+      collectStrings(value[name], parts);
+    }
+  }
 }
