@@ -16,9 +16,10 @@ const MAX_VALUES_PER_SESSION = 16;
 /** Characters of the sessions' credentials at most, all sessions together (the oldest session goes first). */
 const MAX_SESSION_CHARS = 32 * 1024 * 1024;
 /**
- * Values a peer's exchange keeps, and their characters: a real exchange carries a few credentials (each in a
- * few spellings); a stream that never ends must not grow the table, nor make every record's scrub try
- * thousands of values. The first ones learned are kept (the request's headers and query come first).
+ * Values an exchange keeps from its messages and bodies, and their characters: a real exchange carries a few
+ * credentials (each in a few spellings); a stream that never ends (a GET stream, a stdio launch) must not grow
+ * the table, nor make every record's scrub try thousands of values. The most recent are kept (an echo follows
+ * what it echoes); the request's headers and query, and `--secret-values`, are always kept.
  */
 const MAX_VALUES_PER_EXCHANGE = 64;
 const MAX_CHARS_PER_EXCHANGE = 1024 * 1024;
@@ -30,19 +31,18 @@ const MAX_CHARS_PER_EXCHANGE = 1024 * 1024;
  * client's bearer token in an error, a token endpoint that repeats the refresh token in a header, an invalid
  * message that echoes a cookie. Names and patterns cannot recognise a credential in free text; its value can.
  *
- * Exchanges in flight are never forgotten (they are bounded by the open connections); ended ones (in count
- * and in characters) and sessions are kept in bounded first-in-first-out tables.
+ * Exchanges in flight are never forgotten (they are bounded by the open connections, and each holds a bounded
+ * set of values); ended ones (in count and in characters) and sessions are kept in bounded first-in-first-out
+ * tables.
  */
 export class ExchangeSecrets {
-  private readonly live = new Map<string, Set<string>>();
-  private readonly ended = new Map<string, Set<string>>();
+  private readonly live = new Map<string, Held>();
+  private liveCharCount = 0;
+  private readonly ended = new Map<string, Held>();
   private endedCharCount = 0;
   private readonly maxEndedChars: number;
   private readonly sessions = new Map<string, string[]>();
   private sessionCharCount = 0;
-  /** Characters of the values each live exchange holds. */
-  private readonly liveChars = new Map<string, number>();
-  private liveCharCount = 0;
   /** Exchanges whose bodies are still being read for credentials: what their records wait for. */
   private readonly reading = new Map<string, Promise<void>>();
 
@@ -71,9 +71,9 @@ export class ExchangeSecrets {
 
   begin(ex: ExchangeStart): void {
     const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
-    this.live.set(ex.id, new Set());
-    this.liveChars.set(ex.id, 0);
-    this.addToLive(ex.id, values, true);
+    const held = new Held();
+    this.liveCharCount += held.pin(values);
+    this.live.set(ex.id, held);
     if (values.length === 0) return;
     const session = ex.request.headers["mcp-session-id"];
     if (typeof session === "string") this.addToSession(session, values);
@@ -86,33 +86,10 @@ export class ExchangeSecrets {
   add(flow: string, session: string | null, values: Iterable<string>, bounded = true): void {
     const list = [...values];
     if (list.length === 0) return;
-    if (this.live.has(flow)) this.addToLive(flow, list, bounded);
-    else this.addToEnded(flow, bounded ? this.withinBounds(this.ended.get(flow) ?? new Set(), 0, list).taken : list);
+    const live = this.live.get(flow);
+    if (live) this.liveCharCount += bounded ? live.learn(list) : live.pin(list);
+    else this.addToEnded(flow, list, bounded);
     if (session !== null) this.addToSession(session, list);
-  }
-
-  private addToLive(flow: string, values: readonly string[], bounded: boolean): void {
-    const known = this.live.get(flow)!;
-    const held = this.liveChars.get(flow) ?? 0;
-    const { taken, chars } = bounded ? this.withinBounds(known, held, values) : { taken: values, chars: values.reduce((n, v) => n + v.length, 0) };
-    for (const v of taken) known.add(v);
-    this.liveChars.set(flow, held + chars);
-    this.liveCharCount += chars;
-  }
-
-  /** The values that still fit an exchange holding `known` (`held` characters), and their characters. */
-  private withinBounds(known: ReadonlySet<string>, held: number, values: readonly string[]): { taken: string[]; chars: number } {
-    const taken: string[] = [];
-    let chars = 0;
-    let count = known.size;
-    for (const v of values) {
-      if (count >= MAX_VALUES_PER_EXCHANGE) break;
-      if (known.has(v) || taken.includes(v) || held + chars + v.length > MAX_CHARS_PER_EXCHANGE) continue;
-      taken.push(v);
-      chars += v.length;
-      count++;
-    }
-    return { taken, chars };
   }
 
   /**
@@ -137,12 +114,15 @@ export class ExchangeSecrets {
   }
 
   end(flow: string): void {
-    const known = this.live.get(flow);
-    if (!known) return;
+    const held = this.live.get(flow);
+    if (!held) return;
     this.live.delete(flow);
-    this.liveCharCount -= this.liveChars.get(flow) ?? 0;
-    this.liveChars.delete(flow);
-    if (known.size > 0) this.addToEnded(flow, [...known]);
+    this.liveCharCount -= held.chars;
+    if (held.size > 0) {
+      this.ended.set(flow, held);
+      this.endedCharCount += held.chars;
+      this.evictEnded();
+    }
   }
 
   /** The record with the credentials of its exchange and session removed (the same object when none occur). */
@@ -151,23 +131,23 @@ export class ExchangeSecrets {
     const session = typeof record.session === "string" ? record.session : undefined;
     const fromFlow = flow === undefined ? undefined : (this.live.get(flow) ?? this.ended.get(flow));
     const fromSession = session === undefined ? undefined : this.sessions.get(session);
-    const values = [...(fromFlow ?? []), ...(fromSession ?? [])];
+    const values = [...(fromFlow?.values() ?? []), ...(fromSession ?? [])];
     return values.length === 0 ? record : scrubValues(record, longestFirst(values));
   }
 
-  private addToEnded(flow: string, values: readonly string[]): void {
-    let known = this.ended.get(flow);
-    if (!known) this.ended.set(flow, (known = new Set()));
-    for (const v of values) {
-      if (known.has(v)) continue;
-      known.add(v);
-      this.endedCharCount += v.length;
-    }
-    // The oldest go first; the newest exchange stays whatever it holds (its records are being written).
+  private addToEnded(flow: string, values: readonly string[], bounded: boolean): void {
+    let held = this.ended.get(flow);
+    if (!held) this.ended.set(flow, (held = new Held()));
+    this.endedCharCount += bounded ? held.learn(values) : held.pin(values);
+    this.evictEnded();
+  }
+
+  /** The oldest go first; the newest exchange stays whatever it holds (its records are being written). */
+  private evictEnded(): void {
     while (this.ended.size > MAX_ENDED || (this.endedCharCount > this.maxEndedChars && this.ended.size > 1)) {
-      const [oldest, list] = this.ended.entries().next().value as [string, Set<string>];
+      const [oldest, held] = this.ended.entries().next().value as [string, Held];
       this.ended.delete(oldest);
-      for (const v of list) this.endedCharCount -= v.length;
+      this.endedCharCount -= held.chars;
     }
   }
 
@@ -189,6 +169,59 @@ export class ExchangeSecrets {
     if (!known) return;
     this.sessions.delete(session);
     this.sessionCharCount -= charsOf(known);
+  }
+}
+
+/**
+ * One exchange's values: the pinned ones (its request's headers and query, `--secret-values`) are kept for its
+ * life; the ones learned from its messages and bodies are kept most recent first, bounded in count and chars.
+ */
+class Held {
+  private readonly pinned = new Set<string>();
+  private readonly recent = new Set<string>();
+  private recentChars = 0;
+  private pinnedChars = 0;
+
+  get chars(): number {
+    return this.pinnedChars + this.recentChars;
+  }
+
+  get size(): number {
+    return this.pinned.size + this.recent.size;
+  }
+
+  *values(): Iterable<string> {
+    yield* this.pinned;
+    yield* this.recent;
+  }
+
+  /** Keeps the values for the exchange's life; returns the characters added. */
+  pin(values: readonly string[]): number {
+    const before = this.chars;
+    for (const v of values) {
+      if (this.pinned.has(v)) continue;
+      if (this.recent.delete(v)) this.recentChars -= v.length;
+      this.pinned.add(v);
+      this.pinnedChars += v.length;
+    }
+    return this.chars - before;
+  }
+
+  /** Keeps the values as the most recent learned, the oldest learned going first; returns the characters added (negative when fewer). */
+  learn(values: readonly string[]): number {
+    const before = this.chars;
+    for (const v of values) {
+      if (this.pinned.has(v) || v.length > MAX_CHARS_PER_EXCHANGE) continue;
+      if (this.recent.delete(v)) this.recentChars -= v.length;
+      this.recent.add(v);
+      this.recentChars += v.length;
+      while (this.recent.size > MAX_VALUES_PER_EXCHANGE || this.recentChars > MAX_CHARS_PER_EXCHANGE) {
+        const oldest = this.recent.values().next().value as string;
+        this.recent.delete(oldest);
+        this.recentChars -= oldest.length;
+      }
+    }
+    return this.chars - before;
   }
 }
 

@@ -3,9 +3,10 @@
  * every later record of its exchange and session, and that removal tried every value on every string of a
  * record: with payloads kept (`--payloads full`), one 370 kB call with 16,000 `tokenN` members held the event
  * loop for seconds per record (quadratic: twice the members, four times the stall), and a stream that never
- * ends (a GET stream, a long SSE answer) grew the exchange's table without bound, as did sessions with long
- * values. Now each exchange and session keeps a bounded set of values, bounded in characters, and a record
- * is scanned once for all of them.
+ * ends (a GET stream, a long SSE answer, a stdio launch) grew the exchange's table without bound, as did
+ * sessions with long values. Now each exchange keeps its request's credentials and the most recent values it
+ * learned, bounded in count and characters, sessions are bounded in characters, and a record is searched once
+ * for all of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExchangeSecrets } from "../../../src/log/exchange-secrets.js";
@@ -62,8 +63,9 @@ describe("the credentials table stays bounded in characters", () => {
     secrets.begin({ id: "stream", request: { path: "/mcp", headers: { authorization: "Bearer client-bearer-token" } } });
     for (let i = 0; i < 2_000; i++) secrets.add("stream", null, [`${i}-`.padEnd(4_096, "x")]);
     expect(secrets.heldChars).toBeLessThanOrEqual(2 * 1024 * 1024);
-    // The client's own credential, learned first, is still removed.
-    expect(secrets.scrub({ event: "http", flow: "stream", note: "echo client-bearer-token" }).note).toBe("echo [redacted]");
+    // The client's own credential and the latest value learned are still removed.
+    const latest = "1999-".padEnd(4_096, "x");
+    expect(secrets.scrub({ event: "http", flow: "stream", note: `echo client-bearer-token ${latest}` }).note).toBe("echo [redacted] [redacted]");
   });
 
   it("sessions with long values are bounded as a whole", () => {
