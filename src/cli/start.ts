@@ -238,7 +238,7 @@ function secretValuesAddon(secrets: LogSink["secrets"], values: string[] | undef
       name: "known-secrets",
       requestHeaders: (ex) => {
         const session = ex.request.headers["mcp-session-id"];
-        secrets.add(ex.id, typeof session === "string" ? session : null, list);
+        secrets.add(ex.id, typeof session === "string" ? session : null, list, false);
       },
     },
   ];

@@ -13,6 +13,16 @@ const MAX_ENDED_CHARS = 32 * 1024 * 1024;
 /** Sessions whose credentials are known, and values kept for each. */
 const MAX_SESSIONS = 10_000;
 const MAX_VALUES_PER_SESSION = 16;
+/** Characters of the sessions' credentials at most, all sessions together (the oldest session goes first). */
+const MAX_SESSION_CHARS = 32 * 1024 * 1024;
+/**
+ * Values an exchange keeps from its messages and bodies, and their characters: a real exchange carries a few
+ * credentials (each in a few spellings); a stream that never ends (a GET stream, a stdio launch) must not grow
+ * the table, nor make every record's scrub try thousands of values. The most recent are kept (an echo follows
+ * what it echoes); the request's headers and query, and `--secret-values`, are always kept.
+ */
+const MAX_VALUES_PER_EXCHANGE = 64;
+const MAX_CHARS_PER_EXCHANGE = 1024 * 1024;
 
 /**
  * The credentials each exchange carried (Authorization, cookies, API-key and token headers, secret query
@@ -21,15 +31,18 @@ const MAX_VALUES_PER_SESSION = 16;
  * client's bearer token in an error, a token endpoint that repeats the refresh token in a header, an invalid
  * message that echoes a cookie. Names and patterns cannot recognise a credential in free text; its value can.
  *
- * Exchanges in flight are never forgotten (they are bounded by the open connections); ended ones (in count
- * and in characters) and sessions are kept in bounded first-in-first-out tables.
+ * Exchanges in flight are never forgotten (they are bounded by the open connections, and each holds a bounded
+ * set of values); ended ones (in count and in characters) and sessions are kept in bounded first-in-first-out
+ * tables.
  */
 export class ExchangeSecrets {
-  private readonly live = new Map<string, Set<string>>();
-  private readonly ended = new Map<string, Set<string>>();
+  private readonly live = new Map<string, Held>();
+  private liveCharCount = 0;
+  private readonly ended = new Map<string, Held>();
   private endedCharCount = 0;
   private readonly maxEndedChars: number;
   private readonly sessions = new Map<string, string[]>();
+  private sessionCharCount = 0;
   /** Exchanges whose bodies are still being read for credentials: what their records wait for. */
   private readonly reading = new Map<string, Promise<void>>();
 
@@ -40,6 +53,11 @@ export class ExchangeSecrets {
   /** Characters of the credentials kept for ended exchanges. */
   get endedChars(): number {
     return this.endedCharCount;
+  }
+
+  /** Characters of every credential held: live exchanges, ended ones and sessions. */
+  get heldChars(): number {
+    return this.liveCharCount + this.endedCharCount + this.sessionCharCount;
   }
 
   /** Register first among the addons: it sees every request before anything is recorded of it. */
@@ -53,19 +71,24 @@ export class ExchangeSecrets {
 
   begin(ex: ExchangeStart): void {
     const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
-    this.live.set(ex.id, new Set(values));
+    const held = new Held();
+    this.liveCharCount += held.pin(values);
+    this.live.set(ex.id, held);
     if (values.length === 0) return;
     const session = ex.request.headers["mcp-session-id"];
     if (typeof session === "string") this.addToSession(session, values);
   }
 
-  /** Credentials found later in the exchange (secret members of its messages, of its bodies). */
-  add(flow: string, session: string | null, values: Iterable<string>): void {
+  /**
+   * Credentials found later in the exchange (secret members of its messages, of its bodies). `bounded: false`
+   * for values the user gave (`--secret-values`): a peer sending many credentials must not crowd them out.
+   */
+  add(flow: string, session: string | null, values: Iterable<string>, bounded = true): void {
     const list = [...values];
     if (list.length === 0) return;
-    const known = this.live.get(flow);
-    if (known) for (const v of list) known.add(v);
-    else this.addToEnded(flow, list);
+    const live = this.live.get(flow);
+    if (live) this.liveCharCount += bounded ? live.learn(list) : live.pin(list);
+    else this.addToEnded(flow, list, bounded);
     if (session !== null) this.addToSession(session, list);
   }
 
@@ -91,10 +114,15 @@ export class ExchangeSecrets {
   }
 
   end(flow: string): void {
-    const known = this.live.get(flow);
-    if (!known) return;
+    const held = this.live.get(flow);
+    if (!held) return;
     this.live.delete(flow);
-    if (known.size > 0) this.addToEnded(flow, [...known]);
+    this.liveCharCount -= held.chars;
+    if (held.size > 0) {
+      this.ended.set(flow, held);
+      this.endedCharCount += held.chars;
+      this.evictEnded();
+    }
   }
 
   /** The record with the credentials of its exchange and session removed (the same object when none occur). */
@@ -103,31 +131,102 @@ export class ExchangeSecrets {
     const session = typeof record.session === "string" ? record.session : undefined;
     const fromFlow = flow === undefined ? undefined : (this.live.get(flow) ?? this.ended.get(flow));
     const fromSession = session === undefined ? undefined : this.sessions.get(session);
-    const values = [...(fromFlow ?? []), ...(fromSession ?? [])];
+    const values = [...(fromFlow?.values() ?? []), ...(fromSession ?? [])];
     return values.length === 0 ? record : scrubValues(record, longestFirst(values));
   }
 
-  private addToEnded(flow: string, values: readonly string[]): void {
-    let known = this.ended.get(flow);
-    if (!known) this.ended.set(flow, (known = new Set()));
-    for (const v of values) {
-      if (known.has(v)) continue;
-      known.add(v);
-      this.endedCharCount += v.length;
-    }
-    // The oldest go first; the newest exchange stays whatever it holds (its records are being written).
+  private addToEnded(flow: string, values: readonly string[], bounded: boolean): void {
+    let held = this.ended.get(flow);
+    if (!held) this.ended.set(flow, (held = new Held()));
+    this.endedCharCount += bounded ? held.learn(values) : held.pin(values);
+    this.evictEnded();
+  }
+
+  /** The oldest go first; the newest exchange stays whatever it holds (its records are being written). */
+  private evictEnded(): void {
     while (this.ended.size > MAX_ENDED || (this.endedCharCount > this.maxEndedChars && this.ended.size > 1)) {
-      const [oldest, list] = this.ended.entries().next().value as [string, Set<string>];
+      const [oldest, held] = this.ended.entries().next().value as [string, Held];
       this.ended.delete(oldest);
-      for (const v of list) this.endedCharCount -= v.length;
+      this.endedCharCount -= held.chars;
     }
   }
 
   private addToSession(session: string, values: readonly string[]): void {
     const known = this.sessions.get(session) ?? [];
-    const merged = [...new Set([...values, ...known])].slice(0, MAX_VALUES_PER_SESSION);
-    this.sessions.delete(session);
+    const fitting = values.filter((v) => v.length <= MAX_CHARS_PER_EXCHANGE);
+    const merged = [...new Set([...fitting, ...known])].slice(0, MAX_VALUES_PER_SESSION);
+    this.forgetSession(session);
     this.sessions.set(session, merged);
-    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    this.sessionCharCount += charsOf(merged);
+    // The oldest go first; the newest session stays whatever it holds (its records are being written).
+    while (this.sessions.size > MAX_SESSIONS || (this.sessionCharCount > MAX_SESSION_CHARS && this.sessions.size > 1)) {
+      this.forgetSession(this.sessions.keys().next().value as string);
+    }
   }
+
+  private forgetSession(session: string): void {
+    const known = this.sessions.get(session);
+    if (!known) return;
+    this.sessions.delete(session);
+    this.sessionCharCount -= charsOf(known);
+  }
+}
+
+/**
+ * One exchange's values: the pinned ones (its request's headers and query, `--secret-values`) are kept for its
+ * life; the ones learned from its messages and bodies are kept most recent first, bounded in count and chars.
+ */
+class Held {
+  private readonly pinned = new Set<string>();
+  private readonly recent = new Set<string>();
+  private recentChars = 0;
+  private pinnedChars = 0;
+
+  get chars(): number {
+    return this.pinnedChars + this.recentChars;
+  }
+
+  get size(): number {
+    return this.pinned.size + this.recent.size;
+  }
+
+  *values(): Iterable<string> {
+    yield* this.pinned;
+    yield* this.recent;
+  }
+
+  /** Keeps the values for the exchange's life; returns the characters added. */
+  pin(values: readonly string[]): number {
+    const before = this.chars;
+    for (const v of values) {
+      if (this.pinned.has(v)) continue;
+      if (this.recent.delete(v)) this.recentChars -= v.length;
+      this.pinned.add(v);
+      this.pinnedChars += v.length;
+    }
+    return this.chars - before;
+  }
+
+  /** Keeps the values as the most recent learned, the oldest learned going first; returns the characters added (negative when fewer). */
+  learn(values: readonly string[]): number {
+    const before = this.chars;
+    for (const v of values) {
+      if (this.pinned.has(v) || v.length > MAX_CHARS_PER_EXCHANGE) continue;
+      if (this.recent.delete(v)) this.recentChars -= v.length;
+      this.recent.add(v);
+      this.recentChars += v.length;
+      while (this.recent.size > MAX_VALUES_PER_EXCHANGE || this.recentChars > MAX_CHARS_PER_EXCHANGE) {
+        const oldest = this.recent.values().next().value as string;
+        this.recent.delete(oldest);
+        this.recentChars -= oldest.length;
+      }
+    }
+    return this.chars - before;
+  }
+}
+
+function charsOf(values: readonly string[]): number {
+  let n = 0;
+  for (const v of values) n += v.length;
+  return n;
 }

@@ -16,11 +16,11 @@ const MASKED_AT_BUILD: ReadonlyMap<unknown, ReadonlySet<string>> = new Map([
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * Identifying members whose values a peer chooses (a request id, a method or tool name, an SSE event id, a
- * progress token): never scrubbed by value (a credential equal to `tools/call` must not erase the method), but
+ * Identifying members whose values a peer chooses (a request id, a method or tool name, a progress token):
+ * never scrubbed by value (a credential equal to `tools/call` must not erase the method), but
  * a value with the shape of a secret is masked like any other member's.
  */
-const PEER_CHOSEN_IDENTITY: ReadonlySet<string> = new Set(["id", "method", "tool", "sseEventId", "progressToken", "related"]);
+const PEER_CHOSEN_IDENTITY: ReadonlySet<string> = new Set(["id", "method", "tool", "progressToken", "related"]);
 
 /**
  * The last step before any record is serialized, whoever wrote it: the credentials its exchange carried

@@ -3,6 +3,7 @@ import { defineMember } from "./members.js";
 import { isSecretHeaderName, REDACTED } from "./names.js";
 import { longestFirst, MIN_SCRUBBED_CHARS, MIN_SCRUBBED_COOKIE_CHARS } from "./scrub.js";
 import { redactUrlQuery } from "./query.js";
+import { redactText } from "./text.js";
 
 const AUTHORIZATION_HEADERS: ReadonlySet<string> = new Set(["authorization", "proxy-authorization"]);
 const URL_HEADERS: ReadonlySet<string> = new Set(["location", "content-location", "referer"]);
@@ -20,11 +21,15 @@ const URL_LIKE_RUN = /[^\s<>"'`]+/g;
 
 /**
  * Any other header value with the secret parameters of every URL in it redacted (`Refresh: 0; url=…?code=…`,
- * `Link: <…?code=…>; rel=…`), and of bare `name=value` pairs (`X-Debug: access_token=…`). One greedy pass over
- * runs that cannot backtrack: linear.
+ * `Link: <…?code=…>; rel=…`), and of bare `name=value` pairs (`X-Debug: access_token=…`); then read as free
+ * text (a debug header quoting a token response as JSON, `… with Bearer …`). One greedy pass over runs that
+ * cannot backtrack, then the linear text redaction.
  */
 function redactUrlsIn(value: string): string {
-  if (!value.includes("=")) return value;
+  return redactText(value.includes("=") ? redactUrlRuns(value) : value);
+}
+
+function redactUrlRuns(value: string): string {
   return value.replace(URL_LIKE_RUN, (run) => {
     if (run.includes("?") || run.includes("#")) return redactUrlQuery(run);
     return run.includes("=") ? redactUrlQuery(`?${run}`).slice(1) : run;

@@ -17,7 +17,7 @@ export function decodeParamName(raw: string): string {
  * a raw `;` in it (`dsn=Server=x;Password=y`) is hidden whole, and so is what a `;` reader takes for one.
  * Hand-written: URLSearchParams and the `querystring` module read one separator.
  */
-function secretValueRanges(text: string): [start: number, end: number][] {
+function secretValueRanges(text: string, depth = 0): [start: number, end: number][] {
   const ranges: [number, number][] = [];
   const next = (char: string, from: number): number => {
     const at = text.indexOf(char, from);
@@ -25,14 +25,35 @@ function secretValueRanges(text: string): [start: number, end: number][] {
   };
   for (let start = 0; start <= text.length; ) {
     const separator = start === 0 ? "&" : text[start - 1]!;
-    const nameEnd = Math.min(next("=", start), next("&", start), next(";", start));
-    if (text[nameEnd] === "=" && isSecretParamName(decodeParamName(text.slice(start, nameEnd)))) {
+    const paramEnd = Math.min(next("&", start), next(";", start));
+    const nameEnd = Math.min(next("=", start), paramEnd);
+    if (text[nameEnd] === "=") {
       const from = nameEnd + 1;
-      ranges.push([from, next(separator, from)]);
+      if (isSecretParamName(decodeParamName(text.slice(start, nameEnd)))) ranges.push([from, next(separator, from)]);
+      else if (holdsSecretQuery(text.slice(from, paramEnd), depth)) ranges.push([from, paramEnd]);
     }
-    start = Math.min(next("&", start), next(";", start)) + 1;
+    start = paramEnd + 1;
   }
   return ranges;
+}
+
+/** Levels of URLs inside URLs read (`?return_to=%2Fcb%3Fcode%3D…`, encoded again at each level). */
+const MAX_NESTED_URLS = 3;
+
+/**
+ * An ordinary parameter's value that is itself a query or URL with a credential in it, percent-encoded
+ * (`return_to=%2Fcb%3Fcode%3D…`) or after a second `?` (`x=1?code=…`): hidden whole. Each level decodes once.
+ */
+function holdsSecretQuery(raw: string, depth: number): boolean {
+  if (depth >= MAX_NESTED_URLS) return false;
+  if (raw.includes("=")) {
+    const query = raw.search(/[?#]/);
+    const inner = query < 0 ? raw : raw.slice(query + 1);
+    if (inner.split("#").some((part) => secretValueRanges(part, depth + 1).length > 0)) return true;
+  }
+  if (!/%(?:25)*3d/i.test(raw)) return false;
+  const decoded = decodeParamName(raw);
+  return decoded !== raw && holdsSecretQuery(decoded, depth + 1);
 }
 
 function redactParams(text: string): string {

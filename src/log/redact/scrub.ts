@@ -1,5 +1,6 @@
 import { defineMember, isPlainObject } from "./members.js";
 import { REDACTED } from "./names.js";
+import { withMaskedNames } from "../mask-by-shape.js";
 
 /**
  * Shortest credential removed by value (as the OAuth scrubber does): shorter ones would also hit ordinary
@@ -22,7 +23,7 @@ export function longestFirst(secrets: Iterable<string>): string[] {
 export const IDENTITY_MEMBERS: ReadonlySet<string> = new Set([
   "level", "time", "event", "flow", "tunnel", "phase", "mode", "transport", "server", "client", "session",
   "protocolVersion", "direction", "kind", "id", "method", "tool", "related", "decision", "argsHash", "progressToken",
-  "sseEventId", "batch", "step",
+  "batch", "step",
 ]);
 
 function scrubString(text: string, secrets: readonly string[]): string {
@@ -46,17 +47,21 @@ function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
   }
   if (!isPlainObject(value)) return value;
   let copy: Record<string, unknown> | null = null;
-  for (const name of Object.keys(value)) {
+  const names = Object.keys(value);
+  for (const name of names) {
     const member = value[name];
     const clean = scrubDeep(member, secrets);
     if (clean === member) continue;
     if (copy === null) {
       copy = {};
-      for (const k of Object.keys(value)) defineMember(copy, k, value[k]);
+      for (const k of names) defineMember(copy, k, value[k]);
     }
     defineMember(copy, name, clean);
   }
-  return copy ?? value;
+  // A member name is peer text too (a result keyed by the client's token): renamed, numbered when two clash.
+  const renamed = names.map((name) => scrubString(name, secrets));
+  if (renamed.every((name, i) => name === names[i])) return copy ?? value;
+  return withMaskedNames(names, renamed, copy ?? value);
 }
 
 /**
@@ -64,12 +69,34 @@ function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
  * identify the message. The input is not modified; when nothing matches, it is returned as it is.
  */
 export function scrubValues<T>(record: T, secrets: readonly string[]): T {
-  if (secrets.length === 0 || !isPlainObject(record)) return secrets.length === 0 ? record : (scrubDeep(record, secrets) as T);
+  if (secrets.length === 0) return record;
+  const scrubbed = (name: string): boolean => !isPlainObject(record) || !IDENTITY_MEMBERS.has(name);
+  // The record's text is searched once for each value, and only the values it holds are tried on each of its
+  // strings: trying every value on every string costs values × strings (a payload of many short strings).
+  const parts: string[] = [];
+  collectStrings(record, parts, scrubbed);
+  const text = parts.join("\u0000");
+  const present = secrets.filter((secret) => text.includes(secret));
+  if (present.length === 0) return record;
+  if (!isPlainObject(record)) return scrubDeep(record, present) as T;
   let copy: Record<string, unknown> | null = null;
   for (const [name, member] of Object.entries(record)) {
     if (IDENTITY_MEMBERS.has(name)) continue;
-    const clean = scrubDeep(member, secrets);
+    const clean = scrubDeep(member, present);
     if (clean !== member) defineMember((copy ??= { ...record }), name, clean);
   }
   return (copy ?? record) as T;
+}
+
+/** Every string at any depth (the record's own members filtered by `keep`), for one search of all of them. */
+function collectStrings(value: unknown, parts: string[], keep: (name: string) => boolean = () => true): void {
+  if (typeof value === "string") parts.push(value);
+  else if (Array.isArray(value)) for (const item of value) collectStrings(item, parts);
+  else if (isPlainObject(value)) {
+    for (const name of Object.keys(value)) {
+      if (!keep(name)) continue;
+      parts.push(name);
+      collectStrings(value[name], parts);
+    }
+  }
 }
