@@ -185,6 +185,8 @@ describe("redactUrlQuery and redactFormBody", () => {
     const secretNames = new Set(["api_key", "access_token", "hapikey", "pass", "dsn", "appid", "api%5Fkey"]);
     fc.assert(
       fc.property(fc.array(fc.tuple(name, value, fc.constantFrom("&", ";")), { minLength: 1, maxLength: 8 }), fc.boolean(), (pairs, inPath) => {
+        // A value that is also (part of) another parameter's value stays readable there: not what this checks.
+        fc.pre(pairs.every(([, v], i) => pairs.every(([, w], j) => i === j || !w.includes(v))));
         const query = pairs.map(([n, v], i) => `${i === 0 ? "" : pairs[i]![2]}${n}=${v}`).join("");
         const url = inPath ? `/mcp;${query.replaceAll("&", ";")}?x=1` : `/mcp?${query}#${query}`;
         const out = redactUrlQuery(url);
