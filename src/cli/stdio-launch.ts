@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { exitCodeOf, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { exitCodeOf, maxQueuedBytesFor, startRelay, type RelayEnd } from "../stdio/relay.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
 import { spawnErrorRecord, stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
@@ -59,7 +59,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
         toClient: (b) => process.stdout.write(b),
         onError: (err, direction) => log.error(stdioLineErrorRecord(server, session, direction, err)),
       }),
-    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, maxQueuedBytes: maxQueuedBytesFor(maxInspectBytes) },
     (chunk) => stderrRecorder.data(chunk),
   );
   log.info(
