@@ -34,7 +34,14 @@ const DRAIN_AFTER_EXIT_MS = 2000;
  */
 export function startRelay(command: string, args: string[], tap: (child: ChildProcess) => StdioTap, io: RelayIo, onStderr: (chunk: Buffer) => void): Relay {
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: true });
-  const done = new Promise<RelayEnd>((resolve) => {
+  const done = new Promise<RelayEnd>((settled) => {
+    // The launch is over: bytes held for a line not yet ended (a call ended by a CR alone, which a receiver
+    // that ends lines at CR has run) are read as a last line each way, so that they are recorded.
+    const resolve = (end: RelayEnd): void => {
+      t.clientEnded();
+      t.serverEnded();
+      settled(end);
+    };
     let exited: RelayEnd | null = null;
     let openOutputs = 2;
     const settle = (): void => {
