@@ -5,21 +5,9 @@
  * as an unreadable line alone: `check --forbid-tool` passed though such a receiver ran the call.
  */
 import { describe, expect, it } from "vitest";
-import { capturingStdioTap } from "../../helpers/capturing-stdio-tap.js";
-import { policyFrom } from "../../policy/policy-fixtures.js";
-import { recordingPipeline } from "../../pipeline/pipeline-fixtures.js";
+import { launchTap, type TapMode as Mode } from "../../helpers/stdio-tap-launch.js";
 
-type Mode = "enforce" | "monitor";
-type Rec = Record<string, unknown> & { decision?: { action: string; enforced: boolean } };
-
-const RULES = "rules:\n  - { name: no-delete, action: deny, match: { tool: delete_everything } }\n  - { name: no-sampling, action: deny, match: { method: sampling/createMessage } }\n";
-
-function launch(mode: Mode) {
-  const { pipeline, records } = recordingPipeline(policyFrom(`mode: ${mode}\n${RULES}`), { payloads: { payloads: "full", maxPayloadBytes: 100_000 } });
-  const { tap, toServer, toClient } = capturingStdioTap(pipeline, { maxInspectBytes: 100_000, mode });
-  const take = (list: Buffer[]): string => Buffer.concat(list.splice(0)).toString();
-  return { tap, records: records as Rec[], server: () => take(toServer), client: () => take(toClient) };
-}
+const launch = (mode: Mode) => launchTap(mode);
 
 const DENIED = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_everything","arguments":{}}}`;
 const ALLOWED = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`;
