@@ -17,18 +17,22 @@ export function leadingValue(text: string): { parsed: Extract<JsonParse, { ok: t
 }
 
 /**
- * The objects and arrays a text holds one after another (`{…}{…}`, `{…}\r{…}`), as a reader that decodes a
+ * The values a text holds one after another (`{…}{…}`, `{…}\r{…}`, `1 {…}`), as a reader that decodes a
  * stream of values reads them (Go's json.Decoder, Jackson's MappingIterator), up to the first that does not
- * parse. `parse` reads one value's text (JSON.parse, or a more lenient reader).
+ * parse. Such a reader also reads a scalar (`1`, `"x"`) and goes on to the call behind it: scalars are
+ * passed over, not returned.
+ * `parse` reads one value's text (JSON.parse, or a more lenient reader).
  */
 export function valueSequence(text: string, parse: (text: string) => JsonParse = parseJsonText): unknown[] {
   const values: unknown[] = [];
-  for (let start = skipSpace(text, 0); start < text.length && values.length < MAX_VALUES; start = skipSpace(text, start)) {
-    const end = valueEnd(text, start);
+  for (let start = skipSpace(text, 0), read = 0; start < text.length && read < MAX_VALUES; start = skipSpace(text, start), read++) {
+    const opens = text.charCodeAt(start) === 0x7b /* { */ || text.charCodeAt(start) === 0x5b; /* [ */
+    const end = opens ? valueEnd(text, start) : scalarEnd(text, start);
     if (end === -1) break;
     const parsed = parse(text.slice(start, end));
     if (!parsed.ok) break;
-    values.push(parsed.value);
+    // A scalar is read and passed over (it is no message): what matters is the call a reader reaches behind it.
+    if (opens) values.push(parsed.value);
     start = end;
   }
   return values;
@@ -41,6 +45,20 @@ const MAX_VALUES = 1000;
 function skipSpace(text: string, at: number): number {
   while (at < text.length && /[ \t\r\n]/.test(text[at]!)) at++;
   return at;
+}
+
+/** What ends a number or a literal: JSON whitespace and punctuation. */
+const SCALAR_END = /[ \t\r\n{}[\],:"]/g;
+
+/** Where the string, number or literal (`true`, `NaN`) that starts at `start` ends, or -1 when none does. */
+function scalarEnd(text: string, start: number): number {
+  if (text.charCodeAt(start) === 0x22 /* " */) {
+    const close = closingQuote(text, start);
+    return close < text.length ? close + 1 : -1;
+  }
+  SCALAR_END.lastIndex = start;
+  const end = SCALAR_END.exec(text)?.index ?? text.length;
+  return end === start ? -1 : end;
 }
 
 /** Where the object or array that opens at `start` ends (just past it), or -1 when none opens or it never closes. */

@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { startRelay, type RelayEnd } from "../stdio/relay.js";
+import { maxQueuedBytesFor, startRelay, type RelayEnd } from "../stdio/relay.js";
 import { exitStatus } from "../util/exit-status.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
@@ -60,7 +60,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
         toClient: (b) => process.stdout.write(b),
         onError: (err, direction) => log.error(stdioLineErrorRecord(server, session, direction, err)),
       }),
-    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, maxQueuedBytes: maxQueuedBytesFor(maxInspectBytes) },
     (chunk) => stderrRecorder.data(chunk),
   );
   log.info(

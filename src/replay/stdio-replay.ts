@@ -8,7 +8,7 @@ import { PassThrough, Writable } from "node:stream";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink } from "../log/logger.js";
 import { stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
-import { startRelay } from "../stdio/relay.js";
+import { maxQueuedBytesFor, startRelay } from "../stdio/relay.js";
 import { exitStatus } from "../util/exit-status.js";
 import { redactLine } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
@@ -44,6 +44,7 @@ export async function replayOverStdio(r: StdioReplay, plan: SessionPlan, o: Repl
       done();
     },
   });
+  const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const relay = startRelay(
     command!,
     args,
@@ -52,13 +53,13 @@ export async function replayOverStdio(r: StdioReplay, plan: SessionPlan, o: Repl
         pipeline,
         server: r.server,
         session,
-        maxInspectBytes: o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES,
+        maxInspectBytes,
         ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
         toServer: (b) => child.stdin!.write(b),
         toClient: (b) => fromServer.write(b),
         onError: (err, direction) => log.error(stdioLineErrorRecord(r.server, session, direction, err)),
       }),
-    { stdin: toServer, stdout: fromServer, stderr: process.stderr },
+    { stdin: toServer, stdout: fromServer, stderr: process.stderr, maxQueuedBytes: maxQueuedBytesFor(maxInspectBytes) },
     () => {},
   );
   channel = new StdioChannel((line) => toServer.write(line), () => toServer.end(), r.timeoutMs);

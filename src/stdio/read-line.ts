@@ -138,7 +138,8 @@ function readLines(lines: string[], depthLimit: number): { values: unknown[]; cu
   let spent = 0;
   for (const line of lines) {
     if (line.trim() === "") continue;
-    const read = readText(line, depthLimit).values;
+    // A byte order mark at the start of a piece is skipped as at the start of a line (Gson's JsonReader does).
+    const read = readText(line.startsWith("\ufeff") ? line.slice(1) : line, depthLimit).values;
     spent += 1 + read.length;
     if (spent > MAX_READ) return { values, cut: true };
     values.push(...read);
@@ -178,13 +179,14 @@ function readText(text: string, depthLimit: number): TextReading {
   return { values: [], error: `line is not JSON: ${strict.error}` };
 }
 
-/** Ids JavaScript readers round (past 2^53): such a reader may take the message for another one's answer. */
+/** Ids JavaScript readers round (past 2^53, past a double's range, fractions): such a reader may take the message for another one's answer. */
 function unsafeIds(values: unknown[]): string | undefined {
   for (const value of values) {
     for (const m of splitBatch(value).messages) {
       const id = typeof m === "object" && m !== null ? (m as { id?: unknown }).id : undefined;
-      if (typeof id === "number" && Number.isFinite(id) && !Number.isSafeInteger(id)) {
-        return `id ${id} is past 2^53: JavaScript readers round it (to the id of another message, maybe), others read the digits as written`;
+      // Infinity too: `1e400` and `2e400` are one id to JavaScript.
+      if (typeof id === "number" && !Number.isSafeInteger(id)) {
+        return `id ${id} is past 2^53 or not an integer: JavaScript readers round it (to the id of another message, maybe), others read the digits as written`;
       }
     }
   }

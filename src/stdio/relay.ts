@@ -6,6 +6,12 @@ export interface RelayIo {
   stdin: Readable;
   stdout: Writable;
   stderr: Writable;
+  /**
+   * Bytes that may wait for a peer that does not read before the relay stops reading that peer: the shim
+   * answers what it refuses on the sender's own input, and a sender that never reads it must not queue those
+   * answers without bound. Above what forwarding alone can queue (a judged line and a read).
+   */
+  maxQueuedBytes: number;
 }
 
 export type RelayEnd =
@@ -27,7 +33,14 @@ const DRAIN_AFTER_EXIT_MS = 2000;
  */
 export function startRelay(command: string, args: string[], tap: (child: ChildProcess) => StdioTap, io: RelayIo, onStderr: (chunk: Buffer) => void): Relay {
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: true });
-  const done = new Promise<RelayEnd>((resolve) => {
+  const done = new Promise<RelayEnd>((settled) => {
+    // The launch is over: bytes held for a line not yet ended (a call ended by a CR alone, which a receiver
+    // that ends lines at CR has run) are read as a last line each way, so that they are recorded.
+    const resolve = (end: RelayEnd): void => {
+      t.clientEnded();
+      t.serverEnded();
+      settled(end);
+    };
     let exited: RelayEnd | null = null;
     let openOutputs = 2;
     const settle = (): void => {
@@ -47,10 +60,11 @@ export function startRelay(command: string, args: string[], tap: (child: ChildPr
       openOutputs--;
       settle();
     };
+    const owed = (to: Writable) => ({ to, limit: io.maxQueuedBytes });
     pump(child.stdout, io.stdout, (chunk) => t.fromServer(chunk), () => {
       t.serverEnded();
       closed();
-    });
+    }, owed(child.stdin));
     pump(child.stderr, io.stderr, (chunk) => {
       io.stderr.write(chunk);
       onStderr(chunk);
@@ -62,13 +76,21 @@ export function startRelay(command: string, args: string[], tap: (child: ChildPr
     pump(io.stdin, child.stdin, (chunk) => t.fromClient(chunk), () => {
       t.clientEnded();
       child.stdin.end();
-    });
+    }, owed(io.stdout));
   });
   return { child, done };
 }
 
-/** Reads `from` chunk by chunk into `handle`, pausing while `to` is full. */
-function pump(from: Readable, to: Writable, handle: (chunk: Buffer) => void, ended: () => void): void {
+/** The `maxQueuedBytes` for lines judged up to `maxInspectBytes`: a judged line and a read, twice over. */
+export function maxQueuedBytesFor(maxInspectBytes: number): number {
+  return 2 * maxInspectBytes + 1024 * 1024;
+}
+
+/**
+ * Reads `from` chunk by chunk into `handle`, pausing while `to` is full, and while more than `replies.limit`
+ * bytes wait for `from`'s own peer to read them (the answers the shim wrote it).
+ */
+function pump(from: Readable, to: Writable, handle: (chunk: Buffer) => void, ended: () => void, replies?: { to: Writable; limit: number }): void {
   let finished = false;
   const finish = (): void => {
     if (finished) return;
@@ -77,10 +99,13 @@ function pump(from: Readable, to: Writable, handle: (chunk: Buffer) => void, end
   };
   from.on("data", (chunk: Buffer) => {
     handle(chunk);
-    if (to.writableNeedDrain && !to.destroyed) {
+    const full = [to.writableNeedDrain ? to : null, replies && replies.to.writableLength > replies.limit ? replies.to : null];
+    for (const w of full) {
+      if (w === null || w.destroyed) continue;
       from.pause();
-      to.once("drain", () => from.resume());
-      to.once("close", () => from.resume());
+      w.once("drain", () => from.resume());
+      w.once("close", () => from.resume());
+      break;
     }
   });
   from.once("end", finish);

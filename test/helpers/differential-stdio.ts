@@ -1,7 +1,8 @@
 /**
  * The stdio side of the differential check (not a test file): the bytes a peer of `mcp-wiretap stdio`
  * received, read by each reference reader (the TypeScript SDK's own ReadBuffer, and the Python readers of
- * reference-readers.py: the Python SDK, Java/.NET readLine, str.splitlines(), a C-string reader), compared
+ * reference-readers.py: the Python SDK, Java/.NET readLine, str.splitlines(), a C-string reader, a stream
+ * decoder, readLine with a parser that skips a byte order mark), compared
  * with the records. Every request or notification a reader reads must have a record of its direction with
  * the same method, tool and id (the id as the reader read its digits); every answer it reads that the proxy
  * did not write must have one too. In enforce mode, none of them may have been denied.

@@ -14,6 +14,9 @@ Reference readers of a stdio MCP stream, as the families of receivers read it (n
     splitlines          str.splitlines() users and Java's Scanner.nextLine (also VT, FF, FS, GS, RS, NEL,
                         U+2028, U+2029)
     cstring             a reader that takes a line as a C string (LF ends it, the first NUL cuts it)
+    stream              a stream decoder (Go's json.Decoder, Jackson's MappingIterator) over each LF line: values
+                        one after another, scalars too, up to the first that does not parse
+    universal-bom       readLine with a parser that skips a leading byte order mark (Gson's JsonReader)
 Ids are printed as JSON text (exact, as Python read them).
 """
 import io
@@ -49,6 +52,23 @@ def messages_of(line):
     return [d for d in (describe(v) for v in values) if d is not None]
 
 
+def stream_messages(line):
+    decoder = json.JSONDecoder()
+    at, out = 0, []
+    for _ in range(1000):
+        while at < len(line) and line[at] in " \t\r\n":
+            at += 1
+        if at >= len(line):
+            break
+        try:
+            value, at = decoder.raw_decode(line, at)
+        except ValueError:
+            break
+        values = value if isinstance(value, list) else [value]
+        out += [d for d in (describe(v) for v in values) if d is not None]
+    return out
+
+
 def lines_of(mode, data):
     if mode == "universal-strict":
         try:
@@ -62,6 +82,11 @@ def lines_of(mode, data):
         return io.StringIO(data.decode("utf-8", errors="replace"), newline=None).read().split("\n")
     if mode == "splitlines":
         return data.decode("utf-8", errors="replace").splitlines()
+    if mode == "stream":
+        return data.decode("utf-8", errors="replace").split("\n")
+    if mode == "universal-bom":
+        text = io.StringIO(data.decode("utf-8", errors="replace"), newline=None).read()
+        return [line[1:] if line.startswith("\ufeff") else line for line in text.split("\n")]
     if mode == "cstring":
         return [line.split("\0", 1)[0] for line in data.decode("utf-8", errors="replace").split("\n")]
     raise SystemExit(f"unknown mode {mode}")
@@ -87,5 +112,5 @@ if __name__ == "__main__":
     else:
         data = sys.stdin.buffer.read()
         for line in lines_of(sys.argv[2], data):
-            for message in messages_of(line):
+            for message in stream_messages(line) if sys.argv[2] == "stream" else messages_of(line):
                 print(json.dumps(message))

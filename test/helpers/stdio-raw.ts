@@ -52,7 +52,7 @@ export interface ReadMessage {
   code: number | null;
 }
 
-export const PYTHON_READERS = ["universal-strict", "universal-replace", "splitlines", "cstring"] as const;
+export const PYTHON_READERS = ["universal-strict", "universal-replace", "splitlines", "cstring", "stream", "universal-bom"] as const;
 export type PythonReader = (typeof PYTHON_READERS)[number];
 
 /** The messages `bytes` holds for one of the Python reference readers. */

@@ -6,21 +6,9 @@
  * a message that was not judged; monitor mode records every message some reader reads.
  */
 import { describe, expect, it } from "vitest";
-import { capturingStdioTap } from "../../helpers/capturing-stdio-tap.js";
-import { policyFrom } from "../../policy/policy-fixtures.js";
-import { recordingPipeline } from "../../pipeline/pipeline-fixtures.js";
+import { launchTap, type TapMode as Mode, type TapRecord as Rec } from "../../helpers/stdio-tap-launch.js";
 
-type Mode = "enforce" | "monitor";
-type Rec = Record<string, unknown> & { decision?: { action: string; enforced: boolean; effect?: string; rules: { name: string; action: string }[] } };
-
-const RULES = "rules:\n  - { name: no-delete, action: deny, match: { tool: delete_everything } }\n  - { name: no-sampling, action: deny, match: { method: sampling/createMessage } }\n";
-
-function launch(mode: Mode) {
-  const { pipeline, records } = recordingPipeline(policyFrom(`mode: ${mode}\n${RULES}`), { payloads: { payloads: "full", maxPayloadBytes: 100_000 } });
-  const { tap, toServer, toClient } = capturingStdioTap(pipeline, { maxInspectBytes: 100_000, mode });
-  const take = (list: Buffer[]): string => Buffer.concat(list.splice(0)).toString();
-  return { tap, records: records as Rec[], server: () => take(toServer), client: () => take(toClient) };
-}
+const launch = (mode: Mode) => launchTap(mode);
 
 const call = (id: unknown, name: string, args = "{}"): string => `{"jsonrpc":"2.0","id":${String(id)},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
 const ALLOWED = call(1, "echo");

@@ -1,10 +1,11 @@
 /**
  * The differential harness, stdio side: generated lines, each a carrier message with another one hidden the
  * ways receivers disagree on (a separator only some readers end a line at, a NUL, a second value, NaN, an id
- * past 2^53, a name cut by a bad byte, a line break inside a string, a BOM, CRLF), written by a client and by
+ * past 2^53, a name cut by a bad byte, a line break inside a string, a BOM, CRLF, a scalar before it, a BOM
+ * after a break), written by a client and by
  * a hostile server through `mcp-wiretap stdio` in both policy modes. The bytes each peer received are read by
  * every reference reader (test/helpers/differential-stdio.ts: the TypeScript SDK's ReadBuffer, the Python SDK,
- * Java/.NET readLine, str.splitlines(), a C-string reader); every message any of them reads must have a record
+ * Java/.NET readLine, str.splitlines(), a C-string reader, a stream decoder, readLine with a BOM-skipping parser); every message any of them reads must have a record
  * with its method, tool and id, and in enforce mode none may have been denied.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -20,7 +21,7 @@ const DENIED_TOOL = "delete_everything";
 const DENIED_METHOD = "sampling/createMessage";
 const TEE_SERVER = path.join(REPO_ROOT, "test", "helpers", "stdio-tee-server.mjs");
 const SEPARATORS = ["\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\0", " "] as const;
-const TECHNIQUES = ["plain", "in a value", "after the carrier", "before the carrier", "NaN", "id past 2^53", "name cut by a bad byte", "break inside a string", "BOM", "CRLF"] as const;
+const TECHNIQUES = ["plain", "in a value", "after the carrier", "before the carrier", "NaN", "id past 2^53", "name cut by a bad byte", "break inside a string", "BOM", "CRLF", "after a scalar", "BOM after a break"] as const;
 
 interface Case {
   from: "client" | "server";
@@ -73,6 +74,10 @@ function lineOf(c: Case, n: number): Buffer {
       return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${hidden}\n`)]);
     case "CRLF":
       return Buffer.from(`${carrier("1")}\r\n${hidden}\r\n`);
+    case "after a scalar":
+      return Buffer.from(`1${sep}${hidden}\n`);
+    case "BOM after a break":
+      return Buffer.from(`${carrier("1")}${sep}\ufeff${hidden}\n`);
   }
 }
 
