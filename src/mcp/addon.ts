@@ -50,6 +50,11 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     const mayBeRpc = (m: unknown): boolean => looksLikeJsonRpc(m) || (direction === "client_to_server" && (hasMethod(m) || (batch && Array.isArray(m))));
     if (!flow.isMcp && !messages.some(mayBeRpc)) return [];
     flow.isMcp = true;
+    if (flow.unrecordedRequestProblem !== null) {
+      // The request came first: its record too (already forwarded, so nothing is decided by it now).
+      pipeline.invalid(flow.context("client_to_server"), flow.unrecordedRequestProblem, 0);
+      flow.unrecordedRequestProblem = null;
+    }
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
     return messages.map((message, index) => {
       const size = batch ? Buffer.byteLength(JSON.stringify(message) ?? "") : bytes;
@@ -79,10 +84,14 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     // Enforce mode judges (and so refuses) a request body it cannot read even before the exchange is known
     // to be MCP, unless the body was only sniffed (a form or text post that no header says is MCP).
     const refusable = opts.enforce !== undefined && direction === "client_to_server" && (flow.sniffedType === null || flow.hinted);
-    if (!flow.isMcp && !unreadable && !refusable) return [];
-    const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     const sniffed = direction === "client_to_server" ? flow.sniffedType : null;
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
+    if (!flow.isMcp && !unreadable && !refusable) {
+      // A JSON request (not merely sniffed) may still be MCP: its answer will say (see deliver).
+      if (direction === "client_to_server" && sniffed === null) flow.unrecordedRequestProblem = why;
+      return [];
+    }
+    const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
     return [pipeline.invalid(flow.context(direction, extra), why, 0)];
   };
 

@@ -28,6 +28,11 @@ export class McpFlow {
   eventDoubt: string | null = null;
   /** Enforce mode: why every message of the request body may read otherwise to the server (two Content-Type lines). */
   requestHeaderDoubt: string | null = null;
+  /**
+   * Why the request body could not be read, kept while the exchange is not yet known to be MCP: recorded as
+   * soon as the answer shows it is, so a request that may have run is never without a record.
+   */
+  unrecordedRequestProblem: string | null = null;
   /** Enforce mode: the response body was not passed on, its content type being neither JSON nor an event stream. */
   refusedResponse = false;
   /** Enforce mode: writes into this exchange's event stream. */
