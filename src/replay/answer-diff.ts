@@ -1,4 +1,5 @@
 /** `replay --diff`: the captured answer beside the replay's, as a line diff of their pretty-printed JSON. */
+import { escapeLine } from "../log/escape-line.js";
 import { hunks, lineDiff } from "../analysis/line-diff.js";
 import { obj, type LogRecord } from "../saved-logs/filters.js";
 import type { Message } from "./channel.js";
@@ -14,5 +15,6 @@ export function answerDiff(captured: LogRecord | null, replayed: Message): strin
   const replayField = Object.hasOwn(replayed, "error") ? "error" : "result";
   const after = JSON.stringify({ [replayField]: replayed[replayField] }, null, 2);
   if (before === after) return `${header}(same answer)\n`;
-  return header + hunks(lineDiff(before, after)).map((l) => `${l.op}${l.text}`).join("\n") + "\n";
+  // Peer text on a terminal: control, bidi and invisible characters written as `\\uXXXX`.
+  return header + hunks(lineDiff(before, after)).map((l) => `${l.op}${escapeLine(l.text)}`).join("\n") + "\n";
 }

@@ -3,6 +3,7 @@
  * session, through the same pipeline as live traffic, and prints the answer. Exit 0 answered with a
  * result, 1 answered with an error or not answered, 2 bad usage or refused.
  */
+import { escapeLine, visibleText } from "../log/escape-line.js";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { loadLogs } from "../analysis/read-logs.js";
@@ -85,16 +86,16 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
     if (err instanceof UsageError) throw err;
     // Not answered: the exchange failed (refused, timed out, cut); said in one line, no stack.
     const message = err instanceof ReplayError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
-    io.stderr.write(`mcp-wiretap replay: ${message}\n`);
+    io.stderr.write(`mcp-wiretap replay: ${visibleText(message)}\n`);
     return 1;
   }
-  if (result.firstRound) io.stderr.write(`  round 1 asked for input, answered from --input: ${JSON.stringify(result.firstRound.message.result)}\n`);
-  for (const m of result.answer.others) io.stderr.write(`  ← ${typeof m.method === "string" ? m.method : "message"} ${JSON.stringify(m.params ?? m.result ?? m.error ?? {})}\n`);
+  if (result.firstRound) io.stderr.write(`  round 1 asked for input, answered from --input: ${escapeLine(JSON.stringify(result.firstRound.message.result))}\n`);
+  for (const m of result.answer.others) io.stderr.write(`  ← ${typeof m.method === "string" ? visibleText(m.method) : "message"} ${escapeLine(JSON.stringify(m.params ?? m.result ?? m.error ?? {}))}\n`);
   const answer = result.answer.message;
   if ((answer.result as Message | undefined)?.resultType === "input_required") {
     io.stderr.write("mcp-wiretap replay: the server asks for input (inputRequests below): answer with --input FILE (a JSON object: the inputResponses)\n");
   }
-  io.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  io.stdout.write(`${answerText(answer)}\n`);
   if (o.diff) io.stdout.write(answerDiff(call.answer, answer));
   return Object.hasOwn(answer, "error") ? 1 : 0;
 }
@@ -159,4 +160,9 @@ async function confirmRecordedCommand(call: CapturedCall, io: ReplayIo): Promise
     rl.close();
   }
   return recorded;
+}
+
+/** The server's answer as printed: pretty JSON whose control, bidi and invisible characters are `\\uXXXX`. */
+export function answerText(message: Message): string {
+  return escapeLine(JSON.stringify(message, null, 2));
 }
