@@ -51,6 +51,9 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       let events = await flow.requestJudgements;
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
         events = [unjudged(pipeline, flow, "client_to_server", "request body of an MCP exchange, but no message of it was judged: not forwarded")];
+      } else if (events.length === 0 && sniffed && mayHoldCall(body)) {
+        // Strict JSON read nothing, but a lenient reader may (a prefix it skips: `\v`, NBSP, a comment, `)]}'`).
+        events = [unjudged(pipeline, flow, "client_to_server", "request body under a non-JSON content type that a lenient reader may read as a call: not forwarded")];
       }
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
@@ -74,23 +77,34 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
 
 /** JSON text may start with whitespace; a body that is padding so far, or starts `{`, `[` or a BOM, may be JSON. */
 const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-const MAY_START_JSON = new Set([0x7b, 0x5b, 0xef, 0xfe, 0xff, 0x00]);
+/**
+ * What a body that cannot be JSON to any reader starts with: a word (a form field, a text) or `%`. Anything
+ * else may be skipped by a lenient reader before the JSON it holds (a control or Unicode space that `trim()`
+ * and Python's `strip()` remove, a comment, an XSSI guard `)]}'`, a byte order mark, a number a stream decoder
+ * reads first), and so is refused when it cannot be judged. A JSON literal (`true`, `NaN`) is no word.
+ */
+const STARTS_LITERAL = /^(?:true|false|null|NaN|Infinity)(?![A-Za-z0-9_])/;
+
+/** A body strict JSON does not read may still hold a call for a lenient reader: an object and a method (or an escape hiding one). */
+function mayHoldCall(body: Buffer): boolean {
+  const text = body.toString("latin1").replaceAll("\0", "");
+  return text.includes("{") && /method|\\u/i.test(text);
+}
 
 function watchBodyStart(ex: Exchange): { notJson(): boolean } {
-  let first: number | null = null;
+  /** The body's first bytes after JSON whitespace (enough to tell a word from a JSON literal). */
+  let start = "";
   const coded = ex.request.headers["content-encoding"] !== undefined && !/^\s*(identity)?\s*$/i.test(String(ex.request.headers["content-encoding"]));
   ex.tapRequest({
     data(chunk) {
-      if (first !== null) return;
-      for (const byte of chunk) {
-        if (JSON_WHITESPACE.has(byte)) continue;
-        first = byte;
-        return;
+      for (let i = 0; i < chunk.length && start.length < 16; i++) {
+        if (start.length === 0 && JSON_WHITESPACE.has(chunk[i]!)) continue;
+        start += String.fromCharCode(chunk[i]!);
       }
     },
     end() {},
   });
-  return { notJson: () => !coded && first !== null && !MAY_START_JSON.has(first) };
+  return { notJson: () => !coded && start.length > 0 && /^[%A-Za-z]/.test(start) && !STARTS_LITERAL.test(start) };
 }
 
 /** Makes a decoder of the response body; `take` gets what each of its messages was judged. */
