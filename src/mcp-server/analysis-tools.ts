@@ -1,0 +1,107 @@
+import { PassThrough } from "node:stream";
+import { buildCalls } from "../analysis/calls.js";
+import { checkText } from "../analysis/check-report.js";
+import { CONDITIONS, DEFAULT_FAIL_ON, findConditions, type Condition, type Finding } from "../analysis/conditions.js";
+import type { GroupBy } from "../analysis/names.js";
+import { loadLogs } from "../analysis/read-logs.js";
+import { selectCalls } from "../analysis/select.js";
+import { computeStats, type GroupStats, type StatsReport } from "../analysis/stats.js";
+import { splitList } from "../saved-logs/filters.js";
+import { parseQuery } from "../ui/web/query.js";
+import { LIMITS, ToolInputError } from "./bounded.js";
+
+/**
+ * `stats` and `check` read the logs from disk as the commands do (`loadLogs`, then the same functions), so
+ * their numbers are the commands' numbers over the same files at the moment of the call.
+ */
+export interface StatsInput {
+  by?: GroupBy;
+  query?: string;
+  limit?: number;
+}
+
+export interface StatsResult extends Omit<StatsReport, "groups"> {
+  groups: GroupStats[];
+  files: string[];
+  records: number;
+  truncated: boolean;
+  omitted: number;
+}
+
+export async function statsOf(files: readonly string[], input: StatsInput): Promise<StatsResult> {
+  const query = parseQuery(input.query ?? "");
+  if (query.problems.length > 0 || query.text.length > 0 || query.dir.length > 0 || query.status.length > 0) throw new ToolInputError("query: only tail's tokens server: session: method: tool: decision: (as `stats` takes them)");
+  const logs = await load(files, false);
+  const report = computeStats(selectCalls(logs.records, query.filters), input.by ?? "tool");
+  const limit = input.limit ?? LIMITS.limit.max;
+  return { ...report, groups: report.groups.slice(0, limit), files: [...files], records: logs.records.length, truncated: report.groups.length > limit, omitted: Math.max(0, report.groups.length - limit) };
+}
+
+export interface CheckInput {
+  failOn?: string[];
+  expectTools?: string[];
+  forbidTools?: string[];
+  maxLatencyMs?: number;
+  limit?: number;
+}
+
+export interface CheckResult {
+  ok: boolean;
+  checked: string[];
+  records: number;
+  files: string[];
+  counts: Record<string, number>;
+  findings: Finding[];
+  total: number;
+  truncated: boolean;
+  /** The command's summary line. */
+  summary: string;
+}
+
+export async function checkOf(files: readonly string[], input: CheckInput): Promise<CheckResult> {
+  const failOn = conditionsOf(input.failOn);
+  const logs = await load(files, true);
+  const options = {
+    failOn,
+    expectTools: splitList(input.expectTools),
+    forbidTools: splitList(input.forbidTools),
+    ...(input.maxLatencyMs !== undefined ? { maxLatencyMs: input.maxLatencyMs } : {}),
+  };
+  const findings = findConditions(logs, buildCalls(logs.records), options);
+  const checked: string[] = [...failOn];
+  if (options.expectTools.length > 0) checked.push("expect-tool");
+  if (options.forbidTools.length > 0) checked.push("forbid-tool");
+  if (options.maxLatencyMs !== undefined) checked.push("latency");
+  const counts: Record<string, number> = {};
+  for (const f of findings) counts[f.condition] = (counts[f.condition] ?? 0) + 1;
+  const limit = input.limit ?? 100;
+  const text = checkText(findings, checked, logs.records.length);
+  return {
+    ok: findings.length === 0,
+    checked,
+    records: logs.records.length,
+    files: [...files],
+    counts,
+    // The finding's `id` is a JSON-RPC id (string, number or null): kept as it is.
+    findings: findings.slice(0, limit),
+    total: findings.length,
+    truncated: findings.length > limit,
+    summary: text.trimEnd().split("\n").at(-1)!,
+  };
+}
+
+function conditionsOf(values: readonly string[] | undefined): Condition[] {
+  if (values === undefined) return [...DEFAULT_FAIL_ON];
+  const list = splitList(values).map((v) => v.toLowerCase());
+  if (list.includes("all")) return [...CONDITIONS];
+  for (const v of list) if (!(CONDITIONS as readonly string[]).includes(v)) throw new ToolInputError(`failOn: unknown condition ${JSON.stringify(v)}: use ${CONDITIONS.join(", ")} or all`);
+  return [...new Set(list as Condition[])];
+}
+
+async function load(files: readonly string[], verifyChain: boolean) {
+  if (files.length === 0) throw new ToolInputError("no log has been read yet");
+  // Standard input is the MCP channel (stdio): never read; every name here is a file this server serves.
+  const noStdin = new PassThrough();
+  noStdin.end();
+  return loadLogs(files, noStdin, { verifyChain });
+}

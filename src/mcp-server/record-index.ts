@@ -1,0 +1,152 @@
+import { isToolError } from "../analysis/calls.js";
+import { header, obj, str, type LogRecord } from "../saved-logs/filters.js";
+import { parseRecord } from "../saved-logs/parse-record.js";
+
+/** What the server holds by default: past either bound the oldest records go, and `dropped` counts them. */
+export const DEFAULT_MAX_RECORDS = 500_000;
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+
+/** One record as held: its line as logged, the file it came from, and the fields the tools select on. */
+export interface HeldRecord {
+  /** Absolute position: the n-th record appended (ids survive older records being dropped). */
+  index: number;
+  line: string;
+  file: string;
+  /** The record's routing fields (what tail's filters, the call builder and the session list read). */
+  head: LogRecord;
+}
+
+/**
+ * The records of the logs served, in the order read, with a small head of each so that a search or a
+ * call list never parses every line again. Bounded by record count and line bytes (UTF-16 units).
+ */
+export class RecordIndex {
+  private records: HeldRecord[] = [];
+  private first = 0;
+  private bytes = 0;
+  /** Records dropped from the front to stay within the bounds. */
+  dropped = 0;
+  /** Lines that were not a JSON record (a line cut short, a banner), per file. */
+  readonly unreadable = new Map<string, number>();
+  private readonly listeners = new Set<(held: HeldRecord) => void>();
+  private readonly byHead = new WeakMap<LogRecord, HeldRecord>();
+
+  constructor(
+    private readonly maxRecords = DEFAULT_MAX_RECORDS,
+    private readonly maxBytes = DEFAULT_MAX_BYTES,
+  ) {}
+
+  append(line: string, file: string): void {
+    if (line.trim() === "") return;
+    const record = parseRecord(line);
+    if (record === null) {
+      this.unreadable.set(file, (this.unreadable.get(file) ?? 0) + 1);
+      return;
+    }
+    const held: HeldRecord = { index: this.end, line, file, head: headOf(record) };
+    this.records.push(held);
+    this.byHead.set(held.head, held);
+    this.bytes += line.length;
+    while (this.size > this.maxRecords || (this.bytes > this.maxBytes && this.size > 1)) {
+      this.bytes -= this.records[this.first]!.line.length;
+      this.records[this.first] = EMPTY;
+      this.first++;
+      this.dropped++;
+    }
+    if (this.first > 65_536 && this.first * 2 > this.records.length) {
+      this.records = this.records.slice(this.first);
+      this.first = 0;
+    }
+    for (const l of this.listeners) l(held);
+  }
+
+  get size(): number {
+    return this.records.length - this.first;
+  }
+
+  /** Absolute index the next record will get. */
+  get end(): number {
+    return this.dropped + this.size;
+  }
+
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  at(index: number): HeldRecord | undefined {
+    if (index < this.dropped || index >= this.end) return undefined;
+    return this.records[this.first + index - this.dropped];
+  }
+
+  /** Held records from newest to oldest, starting below absolute index `before`. */
+  *newestFirst(before = this.end): Generator<HeldRecord> {
+    for (let i = Math.min(before, this.end) - 1; i >= this.dropped; i--) yield this.records[this.first + i - this.dropped]!;
+  }
+
+  /** Every held record, oldest first. */
+  *all(): Generator<HeldRecord> {
+    for (let i = this.first; i < this.records.length; i++) yield this.records[i]!;
+  }
+
+  /** The held record a head belongs to (heads travel through the call builder and come back). */
+  heldOf(head: LogRecord): HeldRecord | undefined {
+    return this.byHead.get(head);
+  }
+
+  heads(): LogRecord[] {
+    const out: LogRecord[] = [];
+    for (const held of this.all()) out.push(held.head);
+    return out;
+  }
+
+  /** Names of the files records were read from, in the order first seen. */
+  files(): string[] {
+    const seen = new Set<string>();
+    for (const held of this.all()) seen.add(held.file);
+    return [...seen];
+  }
+
+  onAppend(listener: (held: HeldRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+const EMPTY: HeldRecord = { index: -1, line: "", file: "", head: {} };
+
+/** Top-level fields kept as they are: small scalars every record type may carry. */
+const SCALARS = ["event", "time", "level", "kind", "direction", "id", "server", "target", "session", "flow", "call", "transport", "protocolVersion", "method", "tool", "argsHash", "replayOf", "bytes", "latencyMs", "resultType", "phase", "path", "status", "reason", "roundProblem"] as const;
+
+/**
+ * The fields of a record the tools select and count on: every one `compileFilters`, `buildCalls` and the
+ * session list read. Payloads stay in the line; a session start keeps its (small, shaped) client and server info.
+ */
+export function headOf(r: LogRecord): LogRecord {
+  const head: LogRecord = {};
+  for (const key of SCALARS) {
+    const v = r[key];
+    if (v !== undefined && (v === null || typeof v !== "object")) head[key] = v;
+  }
+  if (r.id !== undefined && typeof r.id === "object") head.id = r.id;
+  const decision = obj(r.decision);
+  const action = str(decision?.action);
+  if (action !== null) head.decision = { action };
+  const related = obj(r.related);
+  if (related) head.related = { id: related.id, method: related.method, tool: related.tool };
+  const session = header(r.requestHeaders, "mcp-session-id");
+  if (session !== undefined) head.requestHeaders = { "mcp-session-id": session };
+  if (isToolError(r)) head.isError = true;
+  const error = obj(r.error);
+  if (error && (typeof error.code === "number" || typeof error.message === "string")) head.error = { code: error.code, message: typeof error.message === "string" ? error.message.slice(0, 500) : undefined };
+  if (r.event === "session" && r.phase === "start") {
+    head.clientInfo = nameAndVersion(r.clientInfo);
+    head.serverInfo = nameAndVersion(r.serverInfo);
+  }
+  return head;
+}
+
+function nameAndVersion(v: unknown): LogRecord | undefined {
+  const o = obj(v);
+  if (!o) return undefined;
+  return { name: str(o.name)?.slice(0, 200) ?? null, version: str(o.version)?.slice(0, 100) ?? null };
+}
