@@ -39,7 +39,7 @@ export type ShownRecord = z.infer<typeof shownRecordSchema>;
 export function showRecord(held: HeldRecord, maxRecordBytes: number): ShownRecord {
   const bytes = Buffer.byteLength(held.line);
   if (bytes <= maxRecordBytes) return { index: held.index, file: held.file, bytes, record: JSON.parse(held.line) as LogRecord };
-  return { index: held.index, file: held.file, bytes, head: held.head, cut: true };
+  return { index: held.index, file: held.file, bytes, head: Object.fromEntries(Object.entries(held.head)), cut: true };
 }
 
 export const cutSchema = z.object({

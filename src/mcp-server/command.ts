@@ -22,7 +22,6 @@ export interface McpCommandOptions {
 export async function mcpCommand(paths: string[], o: McpCommandOptions, { signal, env = process.env, onReady }: { signal?: AbortSignal; env?: NodeJS.ProcessEnv; onReady?: (info: { url: string; token: string }) => void } = {}): Promise<void> {
   const note = (message: string): void => void process.stderr.write(`mcp-wiretap: ${message}\n`);
   const logs = await serveLogs(paths, { env, onNote: note });
-  await logs.ready;
   const replay: ReplaySettings | null = o.allowReplay ? { caDir: o.caDir, upstreamCa: o.upstreamCa, timeoutMs: o.timeout, ...(o.config ? { config: o.config } : {}) } : null;
   const stop = new AbortController();
   signal?.addEventListener("abort", () => stop.abort(), { once: true });

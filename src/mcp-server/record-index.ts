@@ -29,7 +29,8 @@ export class RecordIndex {
   /** Lines that were not a JSON record (a line cut short, a banner), per file. */
   readonly unreadable = new Map<string, number>();
   private readonly listeners = new Set<(held: HeldRecord) => void>();
-  private readonly byHead = new WeakMap<LogRecord, HeldRecord>();
+  private readonly strings = new Map<string, string>();
+  private readonly flows = new Map<string, string>();
 
   constructor(
     private readonly maxRecords = DEFAULT_MAX_RECORDS,
@@ -43,9 +44,11 @@ export class RecordIndex {
       this.unreadable.set(file, (this.unreadable.get(file) ?? 0) + 1);
       return;
     }
-    const held: HeldRecord = { index: this.end, line, file, head: headOf(record) };
+    const head = headOf(record, this.strings);
+    if (typeof head.flow === "string") head.flow = this.sharedFlow(head.flow);
+    const held: HeldRecord = { index: this.end, line, file, head };
+    (head as Record<symbol, HeldRecord>)[HELD] = held;
     this.records.push(held);
-    this.byHead.set(held.head, held);
     this.bytes += line.length;
     while (this.size > this.maxRecords || (this.bytes > this.maxBytes && this.size > 1)) {
       this.bytes -= this.records[this.first]!.line.length;
@@ -90,7 +93,16 @@ export class RecordIndex {
 
   /** The held record a head belongs to (heads travel through the call builder and come back). */
   heldOf(head: LogRecord): HeldRecord | undefined {
-    return this.byHead.get(head);
+    return (head as Record<symbol, HeldRecord | undefined>)[HELD];
+  }
+
+  /** An exchange's records are written close together: their flow id is held once (recent flows only). */
+  private sharedFlow(flow: string): string {
+    const known = this.flows.get(flow);
+    if (known !== undefined) return known;
+    if (this.flows.size >= 10_000) this.flows.clear();
+    this.flows.set(flow, flow);
+    return flow;
   }
 
   heads(): LogRecord[] {
@@ -112,25 +124,34 @@ export class RecordIndex {
   }
 }
 
+/** Where a head keeps its held record (a symbol: never serialized, never seen by the filters). */
+const HELD = Symbol("held");
+const DECISIONS: Record<string, LogRecord> = { allow: Object.freeze({ action: "allow" }), flag: Object.freeze({ action: "flag" }), deny: Object.freeze({ action: "deny" }) };
+
 const EMPTY: HeldRecord = { index: -1, line: "", file: "", head: {} };
 
 /** Top-level fields kept as they are: small scalars every record type may carry. */
-const SCALARS = ["event", "time", "level", "kind", "direction", "id", "server", "target", "session", "flow", "call", "transport", "protocolVersion", "method", "tool", "argsHash", "replayOf", "bytes", "latencyMs", "resultType", "phase", "path", "status", "reason", "roundProblem"] as const;
+const SCALARS = ["event", "time", "kind", "direction", "id", "server", "target", "session", "flow", "call", "transport", "protocolVersion", "method", "tool", "replayOf", "bytes", "latencyMs", "resultType", "phase", "status", "reason", "roundProblem"] as const;
+/** Fields whose few values repeat on every record: held once each (a log's heads would otherwise double its size). */
+const REPEATING = new Set<string>(["event", "kind", "direction", "server", "target", "session", "transport", "protocolVersion", "method", "tool", "resultType", "phase", "reason"]);
+const INTERNED_MAX = 100_000;
 
 /**
  * The fields of a record the tools select and count on: every one `compileFilters`, `buildCalls` and the
  * session list read. Payloads stay in the line; a session start keeps its (small, shaped) client and server info.
  */
-export function headOf(r: LogRecord): LogRecord {
+export function headOf(r: LogRecord, strings: Map<string, string> = new Map()): LogRecord {
   const head: LogRecord = {};
   for (const key of SCALARS) {
-    const v = r[key];
-    if (v !== undefined && (v === null || typeof v !== "object")) head[key] = v;
+    let v = r[key];
+    if (v === undefined || (v !== null && typeof v === "object")) continue;
+    if (typeof v === "string" && REPEATING.has(key)) v = intern(strings, v);
+    head[key] = v;
   }
   if (r.id !== undefined && typeof r.id === "object") head.id = r.id;
   const decision = obj(r.decision);
   const action = str(decision?.action);
-  if (action !== null) head.decision = { action };
+  if (action !== null) head.decision = DECISIONS[action] ?? { action };
   const related = obj(r.related);
   if (related) head.related = { id: related.id, method: related.method, tool: related.tool };
   const session = header(r.requestHeaders, "mcp-session-id");
@@ -143,6 +164,14 @@ export function headOf(r: LogRecord): LogRecord {
     head.serverInfo = nameAndVersion(r.serverInfo);
   }
   return head;
+}
+
+function intern(strings: Map<string, string>, v: string): string {
+  const known = strings.get(v);
+  if (known !== undefined) return known;
+  // Bounded: past it, new values are simply not shared.
+  if (strings.size < INTERNED_MAX && v.length <= 256) strings.set(v, v);
+  return v;
 }
 
 function nameAndVersion(v: unknown): LogRecord | undefined {

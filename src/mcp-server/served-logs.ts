@@ -58,9 +58,13 @@ export async function serveLogs(given: readonly string[], o: ServeLogsOptions = 
     })();
     return reading;
   };
-  // Rotated files in order, each read to its end before the next begins, so records keep the log's order.
-  for (const input of inputs.filter((i) => i.rotated)) await follow(input);
-  for (const input of inputs.filter((i) => !i.rotated)) readers.push(follow(input));
+  // Rotated files in order, each read to its end before the next begins, so records keep the log's order;
+  // then the current files, followed. Nothing waits for this: `ready` says when it is done.
+  const loading = (async () => {
+    for (const input of inputs.filter((i) => i.rotated)) await follow(input);
+    for (const input of inputs.filter((i) => !i.rotated)) readers.push(follow(input));
+    await Promise.all(caughtUp);
+  })();
   const known = new Set(files);
   for (const dir of folders) {
     readers.push(
@@ -73,9 +77,10 @@ export async function serveLogs(given: readonly string[], o: ServeLogsOptions = 
   return {
     index,
     files: () => [...files],
-    ready: Promise.all(caughtUp).then(() => undefined),
+    ready: loading,
     close: async () => {
       stop.abort();
+      await loading.catch(() => undefined);
       await Promise.allSettled(readers);
     },
   };
