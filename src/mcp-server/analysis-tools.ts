@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
-import { buildCalls } from "../analysis/calls.js";
 import { checkText } from "../analysis/check-report.js";
-import { CONDITIONS, DEFAULT_FAIL_ON, findConditions, type Condition, type Finding } from "../analysis/conditions.js";
+import { runCheck } from "../analysis/check-run.js";
+import { CONDITIONS, DEFAULT_FAIL_ON, type Condition, type Finding } from "../analysis/conditions.js";
 import type { GroupBy } from "../analysis/names.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { selectCalls } from "../analysis/select.js";
@@ -61,17 +61,7 @@ export interface CheckResult {
 export async function checkOf(files: readonly string[], input: CheckInput): Promise<CheckResult> {
   const failOn = conditionsOf(input.failOn);
   const logs = await load(files, true);
-  const options = {
-    failOn,
-    expectTools: splitList(input.expectTools),
-    forbidTools: splitList(input.forbidTools),
-    ...(input.maxLatencyMs !== undefined ? { maxLatencyMs: input.maxLatencyMs } : {}),
-  };
-  const findings = findConditions(logs, buildCalls(logs.records), options);
-  const checked: string[] = [...failOn];
-  if (options.expectTools.length > 0) checked.push("expect-tool");
-  if (options.forbidTools.length > 0) checked.push("forbid-tool");
-  if (options.maxLatencyMs !== undefined) checked.push("latency");
+  const { findings, checked } = runCheck(logs, { failOn, expectTools: input.expectTools, forbidTools: input.forbidTools, maxLatencyMs: input.maxLatencyMs });
   const counts: Record<string, number> = {};
   for (const f of findings) counts[f.condition] = (counts[f.condition] ?? 0) + 1;
   const limit = input.limit ?? 100;

@@ -4,7 +4,7 @@
  * is spawned; over HTTP the server runs in-process. Answers are checked against the `stats` and `check`
  * commands and the records themselves.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -81,7 +81,7 @@ beforeAll(async () => {
   // Over HTTP: a copy of the capture (replays append to it), replay allowed.
   const copy = path.join(dir, "copy", "capture.ndjson");
   rmSync(path.dirname(copy), { recursive: true, force: true });
-  (await import("node:fs")).mkdirSync(path.dirname(copy), { mode: 0o700 });
+  mkdirSync(path.dirname(copy), { mode: 0o700 });
   copyFileSync(capture, copy);
   const stop = new AbortController();
   let ready!: (info: { url: string; token: string }) => void;
@@ -255,7 +255,7 @@ describe("mcp-wiretap mcp over Streamable HTTP", () => {
 describe("following a live log", () => {
   it("a new call shows up within a second", async () => {
     const liveDir = path.join(dir, "live");
-    (await import("node:fs")).mkdirSync(liveDir, { mode: 0o700 });
+    mkdirSync(liveDir, { mode: 0o700 });
     const logFile = path.join(liveDir, "live.ndjson");
     const proxy = await startTestProxy({ logFile, caDir: path.join(dir, "ca") });
     const agent = new Client({ name: "live-agent", version: "1.0.0" });

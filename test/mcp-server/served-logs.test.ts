@@ -3,7 +3,7 @@
  * never followed, rotated files read before the current one, a rotation followed, the index's bounds,
  * and the HTTP endpoint's body limit.
  */
-import { appendFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -28,7 +28,7 @@ describe("the served logs", () => {
   it("skips a link planted in a served folder, reads rotated files first, follows a rotation", async () => {
     const logs = path.join(dir, "logs");
     const outside = path.join(dir, "secret.ndjson");
-    (await import("node:fs")).mkdirSync(logs, { mode: 0o700 });
+    mkdirSync(logs, { mode: 0o700 });
     writeFileSync(outside, rpc(99, "secret-tool"));
     symlinkSync(outside, path.join(logs, "planted.ndjson"));
     writeFileSync(path.join(logs, "run.ndjson.1"), rpc(1, "older"));
