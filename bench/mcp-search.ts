@@ -22,6 +22,8 @@ export interface McpSearchResult {
   loadMs: number;
   /** search_messages wall time seen by the client, per query. */
   queries: { query: string; hits: number; scanned: number; ms: Summary }[];
+  /** The other tools over the same log: the first call (which builds the call list) and the p50 of the next ones. */
+  tools: { tool: string; firstMs: number; ms: Summary }[];
   rssMiB: number | null;
   emptyRssMiB: number | null;
   /** (RSS − RSS on an empty log) / log size: V8's heap headroom included. */
@@ -63,6 +65,8 @@ async function connect(dir: string): Promise<{ client: Client; pid: number | nul
   const transport = new StdioClientTransport({ command: NODE, args: [CLI, "mcp", dir], stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1" });
   await client.connect(transport);
+  // `initialize` is answered at once; a tool answers once the log is read: a selector naming nothing is the cheapest.
+  await client.callTool({ name: "get_exchange", arguments: { selector: "00000000-none#0" } });
   return { client, pid: transport.pid, loadMs: performance.now() - started };
 }
 
@@ -95,8 +99,20 @@ export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7
       }
       queries.push({ query, hits: last.hits.length, scanned: last.scanned, ms: summarize(samples) });
     }
+    const tools: McpSearchResult["tools"] = [];
+    const oldest = "flow-00000007-aaaa-bbbb-cccccccccccc#7";
+    for (const [tool, args] of [["recent_failures", {}], ["list_sessions", {}], ["get_exchange", { selector: oldest }], ["stats", {}]] as const) {
+      const samples: number[] = [];
+      for (let i = 0; i <= repeats; i++) {
+        const t0 = performance.now();
+        await client.callTool({ name: tool, arguments: args });
+        samples.push(performance.now() - t0);
+      }
+      tools.push({ tool, firstMs: round(samples[0]!, 1) ?? 0, ms: summarize(samples.slice(1)) });
+    }
     const rss = pid === null ? null : rssMiB(pid);
     return {
+      tools,
       records,
       logMiB: round(logMiB, 1) ?? 0,
       loadMs: round(loadMs, 0) ?? 0,

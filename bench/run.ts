@@ -143,7 +143,8 @@ function finish(): void {
   const ms = results.mcpSearch;
   if (ms && !("skipped" in ms)) {
     const rows = ms.queries.map((q) => `  ${JSON.stringify(q.query).padEnd(32)} p50 ${q.ms.p50} ms  max ${q.ms.max} ms  (${q.hits} hits, ${q.scanned} records scanned)`).join("\n");
-    process.stdout.write(`\nmcp search_messages over ${ms.records} records (${ms.logMiB} MiB; served after ${ms.loadMs} ms):\n${rows}\n  server RSS ${ms.rssMiB} MiB (${ms.emptyRssMiB} MiB on an empty log): ${ms.memoryRatio}x the log's size; live heap ${ms.liveHeapRatio}x\n`);
+    const others = ms.tools.map((t) => `  ${t.tool.padEnd(32)} first ${t.firstMs} ms, then p50 ${t.ms.p50} ms`).join("\n");
+    process.stdout.write(`\nmcp search_messages over ${ms.records} records (${ms.logMiB} MiB; served after ${ms.loadMs} ms):\n${rows}\n${others}\n  server RSS ${ms.rssMiB} MiB (${ms.emptyRssMiB} MiB on an empty log): ${ms.memoryRatio}x the log's size; live heap ${ms.liveHeapRatio}x\n`);
   } else if (ms) process.stdout.write(`\nmcp search: skipped (${ms.skipped})\n`);
   const h = results.hostile;
   if (h && !("skipped" in h)) process.stdout.write(`\nOne hostile peer (issue 33), each attack on a fresh proxy beside another client:\n${hostileTable(h)}\n`);

@@ -6,13 +6,16 @@ import type { GroupBy } from "../analysis/names.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { selectCalls } from "../analysis/select.js";
 import { computeStats, type GroupStats, type StatsReport } from "../analysis/stats.js";
-import { splitList } from "../saved-logs/filters.js";
+import { buildCalls, type Call } from "../analysis/calls.js";
+import { compileFilters, splitList } from "../saved-logs/filters.js";
 import { parseQuery } from "../ui/web/query.js";
 import { LIMITS, ToolInputError } from "./bounded.js";
+import type { ServedLogs } from "./served-logs.js";
 
 /**
- * `stats` and `check` read the logs from disk as the commands do (`loadLogs`, then the same functions), so
- * their numbers are the commands' numbers over the same files at the moment of the call.
+ * `stats` and `check` run the commands' functions over the served files, so their numbers are the commands'
+ * numbers over the same files at the moment of the call. `check` reads the files from disk as the command
+ * does (its conditions need whole records, the audit chain its lines).
  */
 export interface StatsInput {
   by?: GroupBy;
@@ -28,13 +31,30 @@ export interface StatsResult extends Omit<StatsReport, "groups"> {
   omitted: number;
 }
 
-export async function statsOf(files: readonly string[], input: StatsInput): Promise<StatsResult> {
+/**
+ * `stats` counts calls only, and a record's head holds every field the call builder reads: while the index
+ * holds every record of the files (nothing dropped past its bounds), the held heads give the command's
+ * numbers without reading the files again; otherwise the files are read as the command reads them.
+ */
+export async function statsOf(logs: ServedLogs, input: StatsInput): Promise<StatsResult> {
   const query = parseQuery(input.query ?? "");
   if (query.problems.length > 0 || query.text.length > 0 || query.dir.length > 0 || query.status.length > 0) throw new ToolInputError("query: only tail's tokens server: session: method: tool: decision: (as `stats` takes them)");
-  const logs = await load(files, false);
-  const report = computeStats(selectCalls(logs.records, query.filters), input.by ?? "tool");
+  const files = logs.files();
+  const index = logs.index;
+  let calls: Call[];
+  let records: number;
+  if (index.dropped === 0) {
+    const matches = compileFilters(query.filters);
+    calls = index.derived("calls", () => buildCalls(index.heads())).filter((call) => call.records.some(matches));
+    records = index.size;
+  } else {
+    const loaded = await load(files, false);
+    calls = selectCalls(loaded.records, query.filters);
+    records = loaded.records.length;
+  }
+  const report = computeStats(calls, input.by ?? "tool");
   const limit = input.limit ?? LIMITS.limit.max;
-  return { ...report, groups: report.groups.slice(0, limit), files: [...files], records: logs.records.length, truncated: report.groups.length > limit, omitted: Math.max(0, report.groups.length - limit) };
+  return { ...report, groups: report.groups.slice(0, limit), files, records, truncated: report.groups.length > limit, omitted: Math.max(0, report.groups.length - limit) };
 }
 
 export interface CheckInput {

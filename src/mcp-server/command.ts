@@ -28,7 +28,7 @@ export async function mcpCommand(paths: string[], o: McpCommandOptions, { signal
   const onSignal = (): void => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const served = `${logs.index.size} records from ${logs.files().length} file(s), followed`;
+  const served = `${logs.files().length} file(s), followed`;
   try {
     if (o.port === undefined) {
       const server = createWiretapServer(logs, replay);

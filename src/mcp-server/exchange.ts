@@ -49,8 +49,15 @@ export function getExchange(index: RecordIndex, input: ExchangeInput): ExchangeV
     }
   }
   if (!request) throw new ToolInputError(`${input.selector}: no request with that flow and id in the served logs (search_messages shows each request's selector)`);
-  const server = request.head.server;
-  const calls = buildCalls(index.heads().filter((h) => h.server === server));
+  // The call's records share the request's exchange or session (or, for later rounds, its `call`), and follow it.
+  const { server, session } = request.head;
+  const flowOf = request.head.flow as string;
+  const related: LogRecord[] = [];
+  for (let i = request.index; i < index.end; i++) {
+    const h = index.at(i)!.head;
+    if (h.server === server && (h.flow === flowOf || (typeof session === "string" && h.session === session) || (typeof h.call === "string" && h.call.startsWith(`${flowOf}#`)))) related.push(h);
+  }
+  const calls = buildCalls(related);
   const call = calls.find((c) => c.request === request.head);
   if (!call) throw new ToolInputError(`${input.selector}: the request is no longer held`);
   return describeCall(index, call, input.maxRecordBytes ?? LIMITS.maxRecordBytes.default);

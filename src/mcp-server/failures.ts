@@ -39,7 +39,7 @@ export function recentFailures(index: RecordIndex, input: FailuresInput): Failur
   const matches = compileFilters(query.filters);
   const before = parseCursor(input.cursor) ?? Number.POSITIVE_INFINITY;
   const failing: { call: Call; kind: FailureKind; at: number }[] = [];
-  for (const call of buildCalls(index.heads())) {
+  for (const call of index.derived("calls", () => buildCalls(index.heads()))) {
     const kind = failureOf(call);
     if (kind === null || !call.records.some(matches)) continue;
     const at = index.heldOf(call.records.at(-1)!)?.index ?? -1;

@@ -31,6 +31,9 @@ export class RecordIndex {
   private readonly listeners = new Set<(held: HeldRecord) => void>();
   private readonly strings = new Map<string, string>();
   private readonly flows = new Map<string, string>();
+  /** Values computed over every held record, kept until a record is added or dropped. */
+  private derivedAt = -1;
+  private readonly derivedValues = new Map<string, unknown>();
 
   constructor(
     private readonly maxRecords = DEFAULT_MAX_RECORDS,
@@ -109,6 +112,17 @@ export class RecordIndex {
     const out: LogRecord[] = [];
     for (const held of this.all()) out.push(held.head);
     return out;
+  }
+
+  /** `compute()` over the held records, computed once per state of the index (a new record recomputes it). */
+  derived<T>(name: string, compute: () => T): T {
+    const state = this.end * 2 + this.dropped;
+    if (state !== this.derivedAt) {
+      this.derivedValues.clear();
+      this.derivedAt = state;
+    }
+    if (!this.derivedValues.has(name)) this.derivedValues.set(name, compute());
+    return this.derivedValues.get(name) as T;
   }
 
   /** Names of the files records were read from, in the order first seen. */

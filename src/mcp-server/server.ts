@@ -54,16 +54,21 @@ export function createWiretapServer(logs: ServedLogs, replay: ReplaySettings | n
 
 function registerSessionResources(server: McpServer, logs: ServedLogs): void {
   const template = new ResourceTemplate("wiretap://session/{id}", {
-    list: () => ({
-      resources: listSessions(logs.index, { limit: 100 }).sessions.map((s) => ({
-        uri: s.uri,
-        name: `${s.serverName ?? s.server ?? "?"} ${s.id.slice(0, 12)}`,
-        description: `${s.calls} calls, ${s.errors} errors, ${s.denials} denials${s.ended ? `; ended: ${s.ended}` : ""}`,
-        mimeType: "application/x-ndjson",
-      })),
-    }),
+    list: async () => {
+      await logs.ready;
+      const { sessions } = listSessions(logs.index, { limit: 100 });
+      return {
+        resources: sessions.map((s) => ({
+          uri: s.uri,
+          name: `${s.serverName ?? s.server ?? "?"} ${s.id.slice(0, 12)}`,
+          description: `${s.calls} calls, ${s.errors} errors, ${s.denials} denials${s.ended ? `; ended: ${s.ended}` : ""}`,
+          mimeType: "application/x-ndjson",
+        })),
+      };
+    },
   });
-  server.registerResource("session", template, { title: "A recorded session", description: "The session's records as NDJSON, as logged", mimeType: "application/x-ndjson" }, (uri, variables) => {
+  server.registerResource("session", template, { title: "A recorded session", description: "The session's records as NDJSON, as logged", mimeType: "application/x-ndjson" }, async (uri, variables) => {
+    await logs.ready;
     const raw = Array.isArray(variables.id) ? variables.id[0] : variables.id;
     let id: string;
     try {

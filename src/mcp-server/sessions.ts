@@ -92,7 +92,7 @@ export function listSessions(index: RecordIndex, input: { query?: string; limit?
     if (h.event === "session" && h.phase === "end") s.ended = str(h.reason) ?? "ended";
     if (h.event === "stop") s.ended = str(h.reason) ?? "stopped";
   }
-  for (const call of buildCalls(heads)) {
+  for (const call of index.derived("calls", () => buildCalls(heads))) {
     const key = keyOf(call.records[0]!);
     const s = key === null ? undefined : sessions.get(key);
     if (!s) continue;

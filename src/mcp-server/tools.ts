@@ -45,7 +45,7 @@ function answer(structured: object): CallToolResult {
 }
 
 /** A request the server cannot act on is a tool error saying why; anything else is a bug and propagates. */
-async function guarded(run: () => object | Promise<object>): Promise<CallToolResult> {
+async function guardedRun(run: () => object | Promise<object>): Promise<CallToolResult> {
   try {
     return answer(await run());
   } catch (err) {
@@ -56,6 +56,11 @@ async function guarded(run: () => object | Promise<object>): Promise<CallToolRes
 
 export function registerTools(server: McpServer, logs: ServedLogs, replay: ReplaySettings | null): void {
   const index = logs.index;
+  // The server answers `initialize` at once; a tool waits until what the logs held at the start is read.
+  const guarded = async (run: () => object | Promise<object>): Promise<CallToolResult> => {
+    await logs.ready;
+    return guardedRun(run);
+  };
   const readOnly = { readOnlyHint: true, openWorldHint: false };
 
   server.registerTool(
@@ -116,7 +121,7 @@ export function registerTools(server: McpServer, logs: ServedLogs, replay: Repla
       outputSchema: { version: z.literal(1), by: z.string(), groups: z.array(groupStats), totals: groupStats, files: z.array(z.string()), records: z.number(), truncated: z.boolean(), omitted: z.number() },
       annotations: readOnly,
     },
-    (args) => guarded(() => statsOf(logs.files(), args)),
+    (args) => guarded(() => statsOf(logs, args)),
   );
 
   server.registerTool(
