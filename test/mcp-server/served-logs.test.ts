@@ -53,6 +53,20 @@ describe("the served logs", () => {
     }
   });
 
+  it("with no path: the launch logs of `mcp-wiretap stdio`, a new launch's log followed as it appears", async () => {
+    const state = path.join(dir, "state");
+    const served = await serveLogs([], { env: { XDG_STATE_HOME: state }, pollMs: 20 });
+    try {
+      await served.ready;
+      expect(served.index.size).toBe(0);
+      writeFileSync(path.join(state, "mcp-wiretap", "2026-11-28T00-00-00.000Z-everything-1.ndjson"), rpc(7, "from-a-launch"), { mode: 0o600 });
+      await waitUntil(() => served.index.size === 1, { timeoutMs: 4_000 });
+      expect([...served.index.all()][0]!.head.tool).toBe("from-a-launch");
+    } finally {
+      await served.close();
+    }
+  });
+
   it("a path given as a link is refused", async () => {
     const link = path.join(dir, "link.ndjson");
     symlinkSync(path.join(dir, "secret.ndjson"), link);
