@@ -13,10 +13,14 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PassThrough } from "node:stream";
+import { checkCommand } from "../../src/cli/check-command.js";
+import { statsCommand } from "../../src/cli/stats-command.js";
 import { mcpCommand } from "../../src/mcp-server/command.js";
+import { CONDITIONS } from "../../src/analysis/names.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { CLI_MAIN, NODE_BIN, readRecords, runCli, startTestProxy, testCaFile, type LogRecord } from "../helpers/proxy-harness.js";
+import { CLI_MAIN, NODE_BIN, readRecords, startTestProxy, testCaFile, type LogRecord } from "../helpers/proxy-harness.js";
 
 const POLICY = `mode: enforce
 default: allow
@@ -36,6 +40,16 @@ let httpServer: { url: string; token: string; stop: AbortController; done: Promi
 let httpClient: Client;
 
 type Structured = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A command run in-process, as the CLI runs it: its exit code and what it printed. */
+async function command(run: (io: { stdout: PassThrough; stderr: PassThrough; stdin: PassThrough }) => Promise<number>): Promise<{ code: number; stdout: string }> {
+  const io = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough() };
+  let stdout = "";
+  io.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  io.stderr.resume();
+  const code = await run(io);
+  return { code, stdout };
+}
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Structured> {
   const result = await client.callTool({ name, arguments: args });
@@ -111,7 +125,7 @@ describe("mcp-wiretap mcp over stdio (the built CLI)", () => {
   });
 
   it("stats gives the numbers `stats --json` prints", async () => {
-    const cli = await runCli(["stats", "--json", capture]);
+    const cli = await command((io) => statsCommand([capture], { json: true }, io));
     expect(cli.code).toBe(0);
     const expected = JSON.parse(cli.stdout) as Structured;
     const got = await call(stdio, "stats", {});
@@ -122,7 +136,7 @@ describe("mcp-wiretap mcp over stdio (the built CLI)", () => {
   });
 
   it("check finds what `check --fail-on all` finds", async () => {
-    const cli = await runCli(["check", "--fail-on", "all", capture]);
+    const cli = await command((io) => checkCommand([capture], { failOn: [...CONDITIONS] }, io));
     const got = await call(stdio, "check", { failOn: ["all"] });
     expect(cli.code).toBe(1);
     expect(got.ok).toBe(false);
