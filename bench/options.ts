@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { BASE_PATH, PATH_NAMES, type PathName } from "./paths.ts";
 
-export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "hostile"] as const;
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "mcp", "hostile"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -99,8 +99,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const onlyPaths = PATH_NAMES.filter((p) => only.includes(p));
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
-  // The stdio and hostile-peer measures need no HTTP path of the comparison.
-  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "hostile");
+  // The stdio, mcp and hostile-peer measures need no HTTP path of the comparison.
+  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "mcp" || m === "hostile");
   const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : PATH_NAMES.filter((p) => p !== BASE_PATH);
   if (baseDir !== null) {
     if (!existsSync(path.join(baseDir, "dist", "cli", "main.js"))) {

@@ -1,4 +1,5 @@
 /** The results: types, the side-by-side table, ratios, targets with PASS/FAIL, and bench/results.json. */
+import type { McpSearchResult } from "./mcp-search.ts";
 import { writeFileSync } from "node:fs";
 import type { HandshakeResult } from "./handshake.ts";
 import type { LoadResult } from "./load.ts";
@@ -55,6 +56,7 @@ export interface Results {
   stdio?: StdioResult | { skipped: string } | null;
   mock?: MockResult | { skipped: string } | null;
   hostile?: HostileResult | { skipped: string } | null;
+  mcpSearch?: McpSearchResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

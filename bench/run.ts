@@ -23,6 +23,7 @@ import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
 import { runMock } from "./mock.ts";
+import { runMcpSearch } from "./mcp-search.ts";
 import { hostileTable, runHostile } from "./hostile.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
 
@@ -108,6 +109,12 @@ function finish(): void {
     const p50 = results.mock.mock.p50;
     results.targets.push({ target: "mock answer p50 <= 1 ms", value: String(p50), verdict: p50 === null ? "SKIP" : p50 <= 1 ? "PASS" : "FAIL" });
   }
+  if (results.mcpSearch && !("skipped" in results.mcpSearch)) {
+    const m = results.mcpSearch;
+    const worst = Math.max(...m.queries.map((q) => q.ms.p50 ?? Infinity));
+    results.targets.push({ target: `mcp search_messages over ${m.records} records p50 <= 300 ms (slowest query)`, value: String(worst), verdict: worst <= 300 ? "PASS" : "FAIL" });
+    results.targets.push({ target: "mcp server live heap <= 2x the log's size", value: `${m.liveHeapRatio} (RSS ${m.memoryRatio}x: V8's headroom)`, verdict: m.liveHeapRatio === null ? "SKIP" : m.liveHeapRatio <= 2 ? "PASS" : "FAIL" });
+  }
   if (results.hostile && !("skipped" in results.hostile)) {
     for (const x of results.hostile.attacks) {
       results.targets.push({ target: `issue 33 row ${x.row}: adds <= ${x.targetMiB} MiB, /healthz max <= 250 ms, no crash, other client >= 0.8x`, value: `${x.rssOverQuietMiB} MiB, ${x.healthzMaxMs} ms, ${x.crashed ? "crash" : "up"}, ${x.otherRatio}x`, verdict: x.verdict });
@@ -133,6 +140,12 @@ function finish(): void {
   if (mk && !("skipped" in mk)) {
     process.stdout.write(`mock --stdio vs the stdio echo server (${mk.messages} round trips each): direct p50 ${mk.direct.p50} ms p99 ${mk.direct.p99} ms; mock p50 ${mk.mock.p50} ms p99 ${mk.mock.p99} ms\n`);
   } else if (mk) process.stdout.write(`mock: skipped (${mk.skipped})\n`);
+  const ms = results.mcpSearch;
+  if (ms && !("skipped" in ms)) {
+    const rows = ms.queries.map((q) => `  ${JSON.stringify(q.query).padEnd(32)} p50 ${q.ms.p50} ms  max ${q.ms.max} ms  (${q.hits} hits, ${q.scanned} records scanned)`).join("\n");
+    const others = ms.tools.map((t) => `  ${t.tool.padEnd(32)} first ${t.firstMs} ms, then p50 ${t.ms.p50} ms`).join("\n");
+    process.stdout.write(`\nmcp search_messages over ${ms.records} records (${ms.logMiB} MiB; served after ${ms.loadMs} ms):\n${rows}\n${others}\n  server RSS ${ms.rssMiB} MiB (${ms.emptyRssMiB} MiB on an empty log): ${ms.memoryRatio}x the log's size; live heap ${ms.liveHeapRatio}x\n`);
+  } else if (ms) process.stdout.write(`\nmcp search: skipped (${ms.skipped})\n`);
   const h = results.hostile;
   if (h && !("skipped" in h)) process.stdout.write(`\nOne hostile peer (issue 33), each attack on a fresh proxy beside another client:\n${hostileTable(h)}\n`);
   else if (h) process.stdout.write(`\nhostile peer: skipped (${h.skipped})\n`);
@@ -286,6 +299,10 @@ async function main(): Promise<void> {
     results.stdio = await runStdio(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds, rate: d.stdioRate, seconds: d.stdioSeconds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
     progress(`mock --stdio: ${d.stdioMessages} round trips beside the stdio echo server`);
     results.mock = await runMock(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
+  if (options.measures.includes("mcp")) {
+    progress("mcp: search_messages over a 100,000-record log");
+    results.mcpSearch = await runMcpSearch(tmp).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
   }
   const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);

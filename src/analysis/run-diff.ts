@@ -40,7 +40,7 @@ export function diffRuns(a: { records: readonly LogRecord[]; calls: readonly Cal
   return { version: 1, changes, regressions: changes.filter((c) => c.regression).length, unreadable };
 }
 
-function diffTools(server: string, a: ServerTools | undefined, b: ServerTools | undefined): Change[] {
+export function diffTools(server: string, a: ServerTools | undefined, b: ServerTools | undefined): Change[] {
   // A server listed on one side only (or unreadable there) says nothing about its tools.
   if (!a || !b || a.tools.size === 0 || b.tools.size === 0) return [];
   const out: Change[] = [];
