@@ -1,5 +1,6 @@
 import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink } from "../bounds/evictions.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
+import type { PendingTask } from "../tasks/task-calls.js";
 
 export type Direction = "client_to_server" | "server_to_client";
 
@@ -31,6 +32,8 @@ export interface PendingRequest {
   /** A retry of a multi-round call: the call and the round it opens (its answer carries them too). */
   readonly call?: string;
   readonly round?: number;
+  /** The request asked for a task, or names one (src/tasks). */
+  readonly task?: PendingTask;
 }
 
 export type Unanswered = PendingRequest & { reason: string };
@@ -202,5 +205,5 @@ function tokenKey(server: string, session: string | null, direction: Direction, 
 /** What one entry holds: its strings (twice: the entry and its key), what it keeps for its answer, its overhead. */
 function pendingBytes(p: PendingRequest): number {
   const id = typeof p.id === "string" ? p.id : "";
-  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
+  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + textBytes(p.task?.taskId) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
 }

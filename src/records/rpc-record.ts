@@ -55,6 +55,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
   if (e.call !== undefined) record.call = e.call;
   if (e.round !== undefined) record.round = e.round;
   if (e.roundProblem !== undefined) record.roundProblem = e.roundProblem;
+  if (e.task !== undefined) record.task = e.task;
   // Read from the result as sent, so that it is known with payloads truncated or omitted.
   if (e.kind === "response" && (raw?.result as Record<string, unknown> | undefined)?.isError === true) record.isError = true;
   if (e.headerMismatch) record.headerMismatch = e.headerMismatch;
