@@ -14,6 +14,7 @@ import { connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { tempDir, writePolicyFile } from "../policy/policy-fixtures.js";
+import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 const TOOL = "simulate-research-query";
 const RESULT_RULE = `rules:
@@ -124,6 +125,7 @@ describe("a task is one call", () => {
     expect(group.latencyMs.max).toBe(end.callLatencyMs);
     expect(stats.groups.filter((g) => String(g.key.method).startsWith("tasks/"))).toEqual([]);
     const logs = { records: monitorRun.records, sources: [], chain: null };
+    expectRecordsMatchSchemas(monitorRun.records, "rpc", "session");
     expect(findConditions(logs, calls, { failOn: ["pending"] })).toEqual([]);
   });
 
@@ -180,6 +182,7 @@ describe("tasks that do not end well", () => {
     const calls = buildCalls(records);
     const call = calls.find((x) => x.taskId === taskId)!;
     expect(call.outcome).toBe("unanswered");
+    expectRecordsMatchSchemas(records, "rpc");
     const pending = findConditions({ records, sources: [], chain: null }, calls, { failOn: ["pending"] });
     expect(pending.filter((f) => f.tool === TOOL && f.method === "tools/call")).toHaveLength(1);
   });
