@@ -10,6 +10,7 @@ import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { buildCalls } from "../../src/analysis/calls.js";
 import { findConditions } from "../../src/analysis/conditions.js";
 import { computeStats } from "../../src/analysis/stats.js";
+import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -127,6 +128,22 @@ describe("a task is one call", () => {
     const logs = { records: monitorRun.records, sources: [], chain: null };
     expectRecordsMatchSchemas(monitorRun.records, "rpc", "session");
     expect(findConditions(logs, calls, { failOn: ["pending"] })).toEqual([]);
+  });
+
+  it("OpenTelemetry: one span from the request to the task's terminal state, its polls and status notifications events on it", () => {
+    const spans: McpSpan[] = [];
+    const builder = new McpSpanBuilder({ payloads: false }, (span) => spans.push(span));
+    for (const r of monitorRun.records) builder.record(r);
+    builder.closeAll(Date.now(), "end of log");
+    const ofTool = spans.filter((span) => span.attributes["gen_ai.tool.name"] === TOOL);
+    expect(ofTool).toHaveLength(1);
+    const span = ofTool[0]!;
+    expect(span).toMatchObject({ name: `tools/call ${TOOL}`, error: null, attributes: { "mcp.task.id": monitorRun.taskId, "mcp_wiretap.decision.action": "flag" } });
+    expect(span.endMs - span.startMs).toBeGreaterThanOrEqual(3_500);
+    const names = new Set(span.events.map((e) => e.name));
+    for (const m of ["tasks/get", "notifications/tasks/status"]) expect(names).toContain(m);
+    expect(span.events.some((e) => e.attributes["mcp.task.status"] === "completed")).toBe(true);
+    expect(spans.filter((s) => String(s.attributes["mcp.method.name"]).startsWith("tasks/"))).toEqual([]);
   });
 
   it("a rule on the tool's results judges the result that tasks/result brings (monitor mode)", () => {
