@@ -11,6 +11,8 @@ import { buildCalls } from "../../src/analysis/calls.js";
 import { findConditions } from "../../src/analysis/conditions.js";
 import { computeStats } from "../../src/analysis/stats.js";
 import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
+import { rpcLine } from "../../src/cli/tail/rpc-line.js";
+import { painter } from "../../src/saved-logs/color.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -144,6 +146,14 @@ describe("a task is one call", () => {
     for (const m of ["tasks/get", "notifications/tasks/status"]) expect(names).toContain(m);
     expect(span.events.some((e) => e.attributes["mcp.task.status"] === "completed")).toBe(true);
     expect(spans.filter((s) => String(s.attributes["mcp.method.name"]).startsWith("tasks/"))).toEqual([]);
+  });
+
+  it("tail: each line of the task names the tool and where the task stands; its end gives the call's latency", () => {
+    const lines = rpcOf(monitorRun.records, monitorRun.taskId).map((r) => rpcLine(painter(false), r, ""));
+    expect(lines.every((l) => l.includes(TOOL))).toBe(true);
+    expect(lines.some((l) => l.includes("⧗ task created (working)"))).toBe(true);
+    expect(lines.some((l) => /⧗ task completed after [34]\.\ds/.test(l))).toBe(true);
+    expect(lines.some((l) => l.includes("tasks/result") && l.includes(", result"))).toBe(true);
   });
 
   it("a rule on the tool's results judges the result that tasks/result brings (monitor mode)", () => {
