@@ -13,6 +13,7 @@ import { computeStats } from "../../src/analysis/stats.js";
 import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
 import { rpcLine } from "../../src/cli/tail/rpc-line.js";
 import { painter } from "../../src/saved-logs/color.js";
+import { Store } from "../../src/ui/web/model.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -154,6 +155,20 @@ describe("a task is one call", () => {
     expect(lines.some((l) => l.includes("⧗ task created (working)"))).toBe(true);
     expect(lines.some((l) => /⧗ task completed after [34]\.\ds/.test(l))).toBe(true);
     expect(lines.some((l) => l.includes("tasks/result") && l.includes(", result"))).toBe(true);
+  });
+
+  it("the web page: the call's group holds the task's timeline, its answer the final result, its latency the task's", () => {
+    const store = new Store();
+    for (const r of monitorRun.records) store.add(r, JSON.stringify(r));
+    const groups = new Set(store.msgs.filter((m) => m.record.tool === TOOL && m.group).map((m) => m.group!));
+    expect(groups.size).toBe(1);
+    const group = [...groups][0]!;
+    expect(group.request.record.method).toBe("tools/call");
+    expect(group.answer?.record).toMatchObject({ method: "tasks/result", kind: "response" });
+    expect(group.status).toBe("ok");
+    expect(group.task?.latencyMs).toBeGreaterThanOrEqual(3_500);
+    expect(group.asides.map((m) => m.record.method)).toEqual(expect.arrayContaining(["tools/call", "tasks/get", "notifications/tasks/status", "tasks/result"]));
+    expect(store.tools.get(`${group.request.record.server as string} ${TOOL}`)?.latencies).toEqual([group.task!.latencyMs]);
   });
 
   it("a rule on the tool's results judges the result that tasks/result brings (monitor mode)", () => {

@@ -43,6 +43,7 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
         <Fact name="latency" value={msText(num(r.latencyMs)) || null} />
         <Fact name="size" value={bytesText(bytesOf(r)) || null} />
         <Fact name="argsHash" value={str(r.argsHash)} />
+        <Fact name="task" value={taskText(obj(r.task))} />
         <Fact name="reason" value={str(r.reason)} />
       </dl>
       {payload.map((k) => (
@@ -55,6 +56,21 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
       {http ? <Http http={http} /> : null}
     </section>
   );
+}
+
+/** Where the task stands on this message: its id, status, end with the call's latency, result, problem. */
+function taskText(task: LogRecord | undefined): string | null {
+  if (!task) return null;
+  const end = obj(task.end);
+  const parts = [
+    str(task.id),
+    task.created === true ? "created" : null,
+    str(task.status),
+    end ? `ended ${str(end.status) ?? ""} after ${msText(num(end.callLatencyMs))}` : null,
+    task.final === true ? "final result" : null,
+    str(task.problem) ? `⚠ ${str(task.problem)}` : null,
+  ];
+  return parts.filter((p) => p !== null && p !== "").join(" · ");
 }
 
 function Fact({ name, value }: { name: string; value: string | null }) {
