@@ -14,7 +14,7 @@ import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
 import { rpcLine } from "../../src/cli/tail/rpc-line.js";
 import { painter } from "../../src/saved-logs/color.js";
 import { Store } from "../../src/ui/web/model.js";
-import { connectStreamable } from "../helpers/mcp-client.js";
+import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
 import { tempDir, writePolicyFile } from "../policy/policy-fixtures.js";
@@ -73,10 +73,11 @@ const rpcOf = (records: LogRecord[], taskId: string) => records.filter((r) => r.
 describe("a task is one call", () => {
   let monitorRun: { records: LogRecord[]; taskId: string; types: string[] };
   let enforceRun: { records: LogRecord[]; last: unknown; taskId: string };
+  let sseTaskId = "";
 
   beforeAll(async () => {
     // Both proxies' runs at once: the file costs one task's time.
-    const [m, e] = await Promise.all([
+    const [m, e, sse] = await Promise.all([
       (async () => {
         const c = await connected(monitor);
         try {
@@ -94,8 +95,18 @@ describe("a task is one call", () => {
           await c.close();
         }
       })(),
+      (async () => {
+        const c = await connectSse(upstream.sseUrl, { proxyUrl: monitor.url, caPem: monitor.caPem });
+        try {
+          await c.client.listTools();
+          return await runTask(c.client, "legacy");
+        } finally {
+          await c.close();
+        }
+      })(),
     ]);
-    monitorRun = { ...m, records: await monitor.waitForRecords((r) => r.event === "session" && r.phase === "end", 1).then(() => monitor.records()) };
+    sseTaskId = sse.taskId;
+    monitorRun = { ...m, records: await monitor.waitForRecords((r) => r.event === "session" && r.phase === "end" && r.transport === "streamable-http", 1).then(() => monitor.records()) };
     enforceRun = { ...e, records: await enforce.waitForRecords((r) => r.event === "session" && r.phase === "end", 1).then(() => enforce.records()) };
   }, 30_000);
 
@@ -122,7 +133,7 @@ describe("a task is one call", () => {
     expect(JSON.stringify(final.result)).toContain("Research Report: tides");
 
     // stats: one call of the tool, its latency the task's; no call of tasks/get or tasks/result of its own.
-    const calls = buildCalls(monitorRun.records);
+    const calls = buildCalls(monitorRun.records.filter((r) => r.transport !== "http+sse"));
     const stats = computeStats(calls, "tool");
     const group = stats.groups.find((g) => g.key.tool === TOOL)!;
     expect(group).toMatchObject({ calls: 1, ok: 1, unanswered: 0 });
@@ -133,10 +144,19 @@ describe("a task is one call", () => {
     expect(findConditions(logs, calls, { failOn: ["pending"] })).toEqual([]);
   });
 
+  it("over legacy HTTP+SSE too (answers on the GET stream): one call, its latency to the task's end", () => {
+    const ofTask = rpcOf(monitorRun.records, sseTaskId);
+    expect(ofTask.length).toBeGreaterThan(4);
+    expect(ofTask.every((r) => r.transport === "http+sse" && r.tool === TOOL)).toBe(true);
+    const call = buildCalls(monitorRun.records).find((c) => c.taskId === sseTaskId)!;
+    expect(call).toMatchObject({ tool: TOOL, outcome: "ok", transport: "http+sse" });
+    expect(call.latencyMs).toBeGreaterThanOrEqual(3_500);
+  });
+
   it("OpenTelemetry: one span from the request to the task's terminal state, its polls and status notifications events on it", () => {
     const spans: McpSpan[] = [];
     const builder = new McpSpanBuilder({ payloads: false }, (span) => spans.push(span));
-    for (const r of monitorRun.records) builder.record(r);
+    for (const r of monitorRun.records.filter((r) => r.transport !== "http+sse")) builder.record(r);
     builder.closeAll(Date.now(), "end of log");
     const ofTool = spans.filter((span) => span.attributes["gen_ai.tool.name"] === TOOL);
     expect(ofTool).toHaveLength(1);
@@ -159,7 +179,7 @@ describe("a task is one call", () => {
 
   it("the web page: the call's group holds the task's timeline, its answer the final result, its latency the task's", () => {
     const store = new Store();
-    for (const r of monitorRun.records) store.add(r, JSON.stringify(r));
+    for (const r of monitorRun.records.filter((r) => r.transport !== "http+sse")) store.add(r, JSON.stringify(r));
     const groups = new Set(store.msgs.filter((m) => m.record.tool === TOOL && m.group).map((m) => m.group!));
     expect(groups.size).toBe(1);
     const group = [...groups][0]!;
