@@ -63,6 +63,7 @@ export const RpcRecordSchema = z.strictObject({
       problem: z.string().optional(),
     })
     .optional(),
+  apps: z.array(z.strictObject({ tool: z.string().optional(), uri: z.string(), sha256: z.string().optional(), bytes: z.number().int().nonnegative().optional() })).optional(),
   headerMismatch: z.array(z.strictObject({ header: z.string(), headerValue: nullableString, bodyValue: nullableString })).optional(),
   sseEventId: z.string().optional(),
   traceparent: z.string().optional(),
