@@ -9,6 +9,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCalls } from "../../src/analysis/calls.js";
 import { findConditions } from "../../src/analysis/conditions.js";
+import { diffRuns } from "../../src/analysis/run-diff.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
 import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
@@ -92,6 +93,12 @@ describe("MCP Apps", () => {
     const found = findConditions({ records: all, sources: [], chain: null }, buildCalls(all), { failOn: ["app-changed"] });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ condition: "app-changed", method: "resources/read" });
+    // diff of the two sessions as two runs: the app changed, a regression.
+    const later = all.slice(first.length);
+    const diff = diffRuns({ records: first, calls: buildCalls(first) }, { records: later, calls: buildCalls(later) }, { latencyRatio: 1e9, latencyMinMs: 1e9 });
+    expect(diff.changes.filter((c) => c.type === "app_changed")).toEqual([
+      expect.objectContaining({ uri: URI, before: (read.apps as { sha256: string }[])[0]!.sha256, after: (second.apps as { sha256: string }[])[0]!.sha256, regression: true }),
+    ]);
     // The same app again is the new pin's business only once approved: still changed.
     expect(await session(monitor)).toBeUndefined();
     expect(findingTypes(reads(await monitor.records())[2]!)).toContain("ui_changed");
