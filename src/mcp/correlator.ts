@@ -1,6 +1,5 @@
 import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink } from "../bounds/evictions.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
-import type { PendingTask } from "../tasks/task-calls.js";
 
 export type Direction = "client_to_server" | "server_to_client";
 
@@ -9,6 +8,14 @@ export function opposite(direction: Direction): Direction;
 export function opposite(direction: unknown): Direction | null;
 export function opposite(direction: unknown): Direction | null {
   return direction === "client_to_server" ? "server_to_client" : direction === "server_to_client" ? "client_to_server" : null;
+}
+
+/** What a pending request keeps of a task (tasks/task-calls.ts): it asked for one, or it names one. */
+export interface PendingTask {
+  asks?: true;
+  taskId?: string;
+  /** Direction of the request that created the task named. */
+  requester?: Direction;
 }
 
 /** A request waiting for its response. */
@@ -32,7 +39,7 @@ export interface PendingRequest {
   /** A retry of a multi-round call: the call and the round it opens (its answer carries them too). */
   readonly call?: string;
   readonly round?: number;
-  /** The request asked for a task, or names one (src/tasks). */
+  /** The request asked for a task, or names one (src/mcp/tasks). */
   readonly task?: PendingTask;
 }
 

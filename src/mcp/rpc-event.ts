@@ -62,7 +62,7 @@ export interface RpcEvent extends MessageContext {
   call?: string;
   round?: number;
   roundProblem?: string;
-  /** A message of a task (src/tasks): the task it names and what it says of it. */
+  /** A message of a task (src/mcp/tasks): the task it names and what it says of it. */
   task?: TaskMark;
   /** The answer carries the final result of a call made as a task: the method of that call (its rules judge it). */
   callMethod?: string;

@@ -16,7 +16,8 @@ import { MultiRoundCalls } from "./multi-round.js";
 import type { Judged, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
 import { runEach } from "../util/run-each.js";
-import { TaskCalls } from "../tasks/task-calls.js";
+import { TaskCalls } from "./tasks/task-calls.js";
+import { unansweredEvent } from "./unanswered-event.js";
 
 export interface TrackerLimits {
   maxPending: number;
@@ -278,22 +279,8 @@ export class McpTracker {
 
   private reportUnanswered(p: Unanswered): void {
     const session = p.session?.startsWith("flow:") ? null : p.session;
-    this.out.rpc({
-      flow: p.flow,
-      transport: p.transport as RpcEvent["transport"],
-      server: p.server,
-      path: p.path,
-      session,
-      protocolVersion: (session === null ? undefined : this.sessions.get(p.server, session)?.protocolVersion) ?? p.protocolVersion ?? null,
-      direction: p.direction,
-      kind: "unanswered",
-      id: p.id,
-      method: p.method,
-      ...(p.tool !== undefined ? { tool: p.tool } : {}),
-      bytes: 0,
-      latencyMs: this.now() - p.startedAt,
-      reason: p.reason,
-    });
+    const protocolVersion = (session === null ? undefined : this.sessions.get(p.server, session)?.protocolVersion) ?? p.protocolVersion ?? null;
+    this.out.rpc(unansweredEvent({ ...p, session, protocolVersion }, p.reason, this.now()));
   }
 }
 

@@ -5,8 +5,8 @@
  * original request did); `notifications/tasks/status` carries a Task (travelling back); requests the
  * receiver sends while the task needs input name it in `_meta["io.modelcontextprotocol/related-task"]`.
  */
-import type { ClassifiedMessage } from "../mcp/jsonrpc.js";
-import { isPlainObject } from "../util/plain-object.js";
+import type { ClassifiedMessage } from "../jsonrpc.js";
+import { isPlainObject } from "../../util/plain-object.js";
 
 export const RELATED_TASK_META = "io.modelcontextprotocol/related-task";
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);

@@ -1,4 +1,4 @@
-import type { Direction } from "../mcp/correlator.js";
+import type { Direction } from "../correlator.js";
 
 export interface Creating {
   call: string;

@@ -4,8 +4,8 @@
  * with its task still working. Each is a record a user can find, never a silent loss.
  */
 import { describe, expect, it } from "vitest";
-import { McpTracker, type TrackedContext } from "../../src/mcp/tracker.js";
-import type { RpcEvent } from "../../src/mcp/rpc-event.js";
+import { McpTracker, type TrackedContext } from "../../../src/mcp/tracker.js";
+import type { RpcEvent } from "../../../src/mcp/rpc-event.js";
 
 const SERVER = "127.0.0.1:9";
 

@@ -7,18 +7,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { buildCalls } from "../../src/analysis/calls.js";
-import { findConditions } from "../../src/analysis/conditions.js";
-import { computeStats } from "../../src/analysis/stats.js";
-import { McpSpanBuilder, type McpSpan } from "../../src/otel/mcp-spans.js";
-import { rpcLine } from "../../src/cli/tail/rpc-line.js";
-import { painter } from "../../src/saved-logs/color.js";
-import { Store } from "../../src/ui/web/model.js";
-import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
-import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.js";
-import { type LogRecord, type TestProxy, startTestProxy } from "../helpers/proxy-harness.js";
-import { tempDir, writePolicyFile } from "../policy/policy-fixtures.js";
-import { expectRecordsMatchSchemas } from "../records/expect-records.js";
+import { buildCalls } from "../../../src/analysis/calls.js";
+import { findConditions } from "../../../src/analysis/conditions.js";
+import { computeStats } from "../../../src/analysis/stats.js";
+import { McpSpanBuilder, type McpSpan } from "../../../src/otel/mcp-spans.js";
+import { rpcLine } from "../../../src/cli/tail/rpc-line.js";
+import { painter } from "../../../src/saved-logs/color.js";
+import { Store } from "../../../src/ui/web/model.js";
+import { connectSse, connectStreamable } from "../../helpers/mcp-client.js";
+import { monitorAndEnforce } from "../../helpers/monitor-and-enforce.js";
+import type { LogRecord, TestProxy } from "../../helpers/proxy-harness.js";
+import { expectRecordsMatchSchemas } from "../../records/expect-records.js";
 
 const TOOL = "simulate-research-query";
 const RESULT_RULE = `rules:
@@ -31,26 +30,10 @@ const ENFORCE = `mode: enforce
 detectors: { hiddenText: deny }
 `;
 
-let upstream: McpUpstream;
-let monitor: TestProxy;
-let enforce: TestProxy;
-let tmp: ReturnType<typeof tempDir>;
-beforeAll(async () => {
-  tmp = tempDir();
-  upstream = await startMcpUpstream();
-  [monitor, enforce] = await Promise.all([
-    startTestProxy({ payloads: "full", config: writePolicyFile(tmp.dir, RESULT_RULE, "monitor.yaml") }),
-    startTestProxy({ payloads: "full", config: writePolicyFile(tmp.dir, ENFORCE, "enforce.yaml") }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([monitor?.stop(), enforce?.stop()]);
-  await upstream?.close();
-  tmp?.cleanup();
-});
+const env = monitorAndEnforce({ monitorPolicy: RESULT_RULE, enforcePolicy: ENFORCE });
 
 async function connected(proxy: TestProxy): Promise<Awaited<ReturnType<typeof connectStreamable>>> {
-  const c = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
+  const c = await connectStreamable(env.upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
   await c.client.listTools(); // the SDK learns which tools need a task
   return c;
 }
@@ -79,7 +62,7 @@ describe("a task is one call", () => {
     // Both proxies' runs at once: the file costs one task's time.
     const [m, e, sse] = await Promise.all([
       (async () => {
-        const c = await connected(monitor);
+        const c = await connected(env.monitor);
         try {
           const run = await runTask(c.client, "tides");
           return { ...run };
@@ -88,7 +71,7 @@ describe("a task is one call", () => {
         }
       })(),
       (async () => {
-        const c = await connected(enforce);
+        const c = await connected(env.enforce);
         try {
           return await runTask(c.client, "tides\u200Bunseen");
         } finally {
@@ -96,7 +79,7 @@ describe("a task is one call", () => {
         }
       })(),
       (async () => {
-        const c = await connectSse(upstream.sseUrl, { proxyUrl: monitor.url, caPem: monitor.caPem });
+        const c = await connectSse(env.upstream.sseUrl, { proxyUrl: env.monitor.url, caPem: env.monitor.caPem });
         try {
           await c.client.listTools();
           return await runTask(c.client, "legacy");
@@ -106,8 +89,8 @@ describe("a task is one call", () => {
       })(),
     ]);
     sseTaskId = sse.taskId;
-    monitorRun = { ...m, records: await monitor.waitForRecords((r) => r.event === "session" && r.phase === "end" && r.transport === "streamable-http", 1).then(() => monitor.records()) };
-    enforceRun = { ...e, records: await enforce.waitForRecords((r) => r.event === "session" && r.phase === "end", 1).then(() => enforce.records()) };
+    monitorRun = { ...m, records: await env.monitor.waitForRecords((r) => r.event === "session" && r.phase === "end" && r.transport === "streamable-http", 1).then(() => env.monitor.records()) };
+    enforceRun = { ...e, records: await env.enforce.waitForRecords((r) => r.event === "session" && r.phase === "end", 1).then(() => env.enforce.records()) };
   }, 30_000);
 
   it("every record of the task carries the tool, the task id and the originating call; the latency runs to the terminal state", () => {
@@ -213,7 +196,7 @@ describe("a task is one call", () => {
 
 describe("tasks that do not end well", () => {
   it("a cancelled task: one call, cancelled, its latency to the cancellation", async () => {
-    const c = await connected(monitor);
+    const c = await connected(env.monitor);
     let taskId = "";
     try {
       const created = await c.client.request({ method: "tools/call", params: { name: TOOL, arguments: { topic: "reefs" }, task: {} } }, CreateTaskResultSchema);
@@ -223,24 +206,24 @@ describe("tasks that do not end well", () => {
     } finally {
       await c.close();
     }
-    const end = await monitor.waitForRecord((r) => (r.task as { id?: string; end?: unknown } | undefined)?.id === taskId && (r.task as { end?: unknown }).end !== undefined);
+    const end = await env.monitor.waitForRecord((r) => (r.task as { id?: string; end?: unknown } | undefined)?.id === taskId && (r.task as { end?: unknown }).end !== undefined);
     expect(end).toMatchObject({ method: "tasks/cancel", kind: "response", tool: TOOL, task: { status: "cancelled", end: { status: "cancelled" } } });
-    const calls = buildCalls(await monitor.records()).filter((call) => call.taskId === taskId);
+    const calls = buildCalls(await env.monitor.records()).filter((call) => call.taskId === taskId);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ tool: TOOL, outcome: "cancelled" });
   });
 
   it("a task whose tasks/result never comes: the session's end reports the call unanswered, and check's pending names it", async () => {
-    const c = await connected(monitor);
+    const c = await connected(env.monitor);
     const created = await c.client.request({ method: "tools/call", params: { name: TOOL, arguments: { topic: "dunes" }, task: {} } }, CreateTaskResultSchema);
     const taskId = created.task.taskId;
     // tasks/result blocks until the task ends; the client leaves first.
     void c.client.experimental.tasks.getTaskResult(taskId).catch(() => undefined);
-    await monitor.waitForRecord((r) => r.method === "tasks/result" && (r.task as { id?: string } | undefined)?.id === taskId);
+    await env.monitor.waitForRecord((r) => r.method === "tasks/result" && (r.task as { id?: string } | undefined)?.id === taskId);
     await c.close();
-    const lost = await monitor.waitForRecord((r) => r.kind === "unanswered" && r.method === "tools/call" && (r.task as { id?: string } | undefined)?.id === taskId);
+    const lost = await env.monitor.waitForRecord((r) => r.kind === "unanswered" && r.method === "tools/call" && (r.task as { id?: string } | undefined)?.id === taskId);
     expect(lost).toMatchObject({ tool: TOOL, reason: expect.stringMatching(/^session ended \(.+\) before the task reached a terminal state$/) });
-    const records = await monitor.records();
+    const records = await env.monitor.records();
     const calls = buildCalls(records);
     const call = calls.find((x) => x.taskId === taskId)!;
     expect(call.outcome).toBe("unanswered");
@@ -250,17 +233,17 @@ describe("tasks that do not end well", () => {
   });
 
   it("tasks/get for a task id the proxy never saw, and one of another session, are recorded as such", async () => {
-    const a = await connected(monitor);
-    const b = await connected(monitor);
+    const a = await connected(env.monitor);
+    const b = await connected(env.monitor);
     try {
       const created = await a.client.request({ method: "tools/call", params: { name: TOOL, arguments: { topic: "moss" }, task: {} } }, CreateTaskResultSchema);
       await b.client.experimental.tasks.getTask(created.task.taskId).catch(() => undefined);
       await b.client.experimental.tasks.getTaskResult("no-such-task").catch(() => undefined);
       await a.client.experimental.tasks.cancelTask(created.task.taskId);
-      const other = await monitor.waitForRecord((r) => r.kind === "request" && r.method === "tasks/get" && (r.task as { id?: string }).id === created.task.taskId);
+      const other = await env.monitor.waitForRecord((r) => r.kind === "request" && r.method === "tasks/get" && (r.task as { id?: string }).id === created.task.taskId);
       expect(other.task).toMatchObject({ problem: "the task belongs to another session" });
       expect(other.tool).toBeNull();
-      const unknown = await monitor.waitForRecord((r) => r.kind === "request" && r.method === "tasks/result" && (r.task as { id?: string }).id === "no-such-task");
+      const unknown = await env.monitor.waitForRecord((r) => r.kind === "request" && r.method === "tasks/result" && (r.task as { id?: string }).id === "no-such-task");
       expect((unknown.task as { problem: string }).problem).toMatch(/^tasks\/result for a task the proxy never saw created/);
     } finally {
       await Promise.all([a.close(), b.close()]);

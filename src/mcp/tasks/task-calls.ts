@@ -1,7 +1,7 @@
-import type { TableBounds } from "../bounds/evictions.js";
-import { opposite, type Direction, type PendingRequest } from "../mcp/correlator.js";
-import { idKey, type ClassifiedMessage } from "../mcp/jsonrpc.js";
-import type { RpcEvent, TaskMark } from "../mcp/rpc-event.js";
+import type { TableBounds } from "../../bounds/evictions.js";
+import { opposite, type Direction, type PendingRequest, type PendingTask } from "../correlator.js";
+import { idKey, type ClassifiedMessage } from "../jsonrpc.js";
+import type { RpcEvent, TaskMark } from "../rpc-event.js";
 import { AwaitingCreation } from "./awaiting-creation.js";
 import {
   answeredTask,
@@ -15,14 +15,8 @@ import {
   type TaskState,
 } from "./task-messages.js";
 import { TaskTable, type FollowedTask } from "./task-table.js";
+import { unansweredEvent } from "../unanswered-event.js";
 
-/** What a pending request keeps of its task: it asked for one, or it names one. */
-export interface PendingTask {
-  asks?: true;
-  taskId?: string;
-  /** Direction of the request that created the task named. */
-  requester?: Direction;
-}
 
 /** Where a message was seen, as far as tasks care. */
 interface Where {
@@ -218,24 +212,7 @@ export class TaskCalls {
 
   private lost(task: FollowedTask, reason: string): void {
     const mark: TaskMark = { id: shortId(task.taskId), ...(task.status !== undefined ? { status: task.status } : {}) };
-    this.report({
-      flow: task.flow,
-      transport: task.transport as RpcEvent["transport"],
-      server: task.server,
-      path: task.path,
-      session: task.session,
-      protocolVersion: task.protocolVersion,
-      direction: task.requester,
-      kind: "unanswered",
-      id: task.id,
-      method: task.method,
-      ...(task.tool !== undefined ? { tool: task.tool } : {}),
-      bytes: 0,
-      latencyMs: this.now() - task.startedAt,
-      reason,
-      call: task.call,
-      task: mark,
-    });
+    this.report({ ...unansweredEvent({ ...task, direction: task.requester, id: task.id }, reason, this.now()), call: task.call, task: mark });
   }
 }
 

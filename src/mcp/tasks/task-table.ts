@@ -1,6 +1,6 @@
-import { ENTRY_OVERHEAD, textBytes, type TableBounds } from "../bounds/evictions.js";
-import type { Direction } from "../mcp/correlator.js";
-import type { RequestId } from "../mcp/jsonrpc.js";
+import { ENTRY_OVERHEAD, textBytes, type TableBounds } from "../../bounds/evictions.js";
+import type { Direction } from "../correlator.js";
+import type { RequestId } from "../jsonrpc.js";
 
 /** One task the proxy follows: the call that created it and where it stands. */
 export interface FollowedTask {
