@@ -67,7 +67,8 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
       continue;
     }
     if (kind === "request" && r.id !== null && r.id !== undefined) {
-      const joined = callId === null ? undefined : byCallId.get(callId);
+      // A retry of a multi-round call carries its round; a request that asks for a task starts a call of its own.
+      const joined = callId === null || r.round === undefined ? undefined : byCallId.get(callId);
       const call = joined ?? newCall(r);
       if (joined) joined.rounds++;
       else calls.push(call);
