@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { buildCalls } from "../../../src/analysis/calls.js";
 import { findConditions } from "../../../src/analysis/conditions.js";
 import { computeStats } from "../../../src/analysis/stats.js";
@@ -57,10 +57,11 @@ describe("a task is one call", () => {
   let monitorRun: { records: LogRecord[]; taskId: string; types: string[] };
   let enforceRun: { records: LogRecord[]; last: unknown; taskId: string };
   let sseTaskId = "";
+  let inputTaskId = "";
 
   beforeAll(async () => {
     // Both proxies' runs at once: the file costs one task's time.
-    const [m, e, sse] = await Promise.all([
+    const [m, e, sse, input] = await Promise.all([
       (async () => {
         const c = await connected(env.monitor);
         try {
@@ -87,11 +88,36 @@ describe("a task is one call", () => {
           await c.close();
         }
       })(),
+      (async () => {
+        // A client that can answer elicitations: the ambiguous query asks it for input mid-task.
+        const c = await connectStreamable(env.upstream.streamableUrl, { proxyUrl: env.monitor.url, caPem: env.monitor.caPem, clientOptions: { capabilities: { elicitation: {} } } });
+        c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { interpretation: "technical" } }));
+        try {
+          await c.client.listTools();
+          let taskId = "";
+          let last: unknown;
+          for await (const msg of c.client.experimental.tasks.callToolStream({ name: TOOL, arguments: { topic: "python", ambiguous: true } })) {
+            if (msg.type === "taskCreated") taskId = msg.task.taskId;
+            last = msg;
+          }
+          return { taskId, last };
+        } finally {
+          await c.close();
+        }
+      })(),
     ]);
     sseTaskId = sse.taskId;
-    monitorRun = { ...m, records: await env.monitor.waitForRecords((r) => r.event === "session" && r.phase === "end" && r.transport === "streamable-http", 1).then(() => env.monitor.records()) };
+    inputTaskId = input.taskId;
+    monitorRun = { ...m, records: await env.monitor.waitForRecords((r) => r.event === "session" && r.phase === "end", 3).then(() => env.monitor.records()) };
     enforceRun = { ...e, records: await env.enforce.waitForRecords((r) => r.event === "session" && r.phase === "end", 1).then(() => env.enforce.records()) };
   }, 30_000);
+
+  /** The records of the plain run's session only (the other runs share the monitor proxy). */
+  const withoutOtherRuns = (records: LogRecord[]): LogRecord[] => {
+    const session = rpcOf(records, monitorRun.taskId)[0]!.session;
+    const flows = new Set(records.filter((r) => r.session === session).map((r) => r.flow));
+    return records.filter((r) => r.session === session || flows.has(r.flow));
+  };
 
   it("every record of the task carries the tool, the task id and the originating call; the latency runs to the terminal state", () => {
     expect(monitorRun.types).toEqual(expect.arrayContaining(["taskCreated", "taskStatus", "result"]));
@@ -116,7 +142,7 @@ describe("a task is one call", () => {
     expect(JSON.stringify(final.result)).toContain("Research Report: tides");
 
     // stats: one call of the tool, its latency the task's; no call of tasks/get or tasks/result of its own.
-    const calls = buildCalls(monitorRun.records.filter((r) => r.transport !== "http+sse"));
+    const calls = buildCalls(withoutOtherRuns(monitorRun.records));
     const stats = computeStats(calls, "tool");
     const group = stats.groups.find((g) => g.key.tool === TOOL)!;
     expect(group).toMatchObject({ calls: 1, ok: 1, unanswered: 0 });
@@ -136,10 +162,24 @@ describe("a task is one call", () => {
     expect(call.latencyMs).toBeGreaterThanOrEqual(3_500);
   });
 
+  it("an input_required turn (the server's elicitation, delivered on the tasks/result stream) belongs to the call", () => {
+    const ofTask = rpcOf(monitorRun.records, inputTaskId);
+    const elicitation = ofTask.filter((r) => r.method === "elicitation/create");
+    expect(elicitation.map((r) => `${r.kind} ${r.direction}`)).toEqual(["request server_to_client", "response client_to_server"]);
+    for (const r of elicitation) expect(r.tool).toBe(TOOL);
+    expect(ofTask.some((r) => (r.task as { status?: string }).status === "input_required")).toBe(true);
+    const call = buildCalls(monitorRun.records).find((c) => c.taskId === inputTaskId)!;
+    expect(call).toMatchObject({ tool: TOOL, outcome: "ok" });
+    expect(call.records.map((r) => r.method)).toContain("elicitation/create");
+    expect(buildCalls(monitorRun.records).filter((c) => c.method === "elicitation/create")).toEqual([]);
+    const final = ofTask.find((r) => r.method === "tasks/result" && r.kind === "response")!;
+    expect(JSON.stringify(final.result)).toContain("technical");
+  });
+
   it("OpenTelemetry: one span from the request to the task's terminal state, its polls and status notifications events on it", () => {
     const spans: McpSpan[] = [];
     const builder = new McpSpanBuilder({ payloads: false }, (span) => spans.push(span));
-    for (const r of monitorRun.records.filter((r) => r.transport !== "http+sse")) builder.record(r);
+    for (const r of withoutOtherRuns(monitorRun.records)) builder.record(r);
     builder.closeAll(Date.now(), "end of log");
     const ofTool = spans.filter((span) => span.attributes["gen_ai.tool.name"] === TOOL);
     expect(ofTool).toHaveLength(1);
@@ -162,7 +202,7 @@ describe("a task is one call", () => {
 
   it("the web page: the call's group holds the task's timeline, its answer the final result, its latency the task's", () => {
     const store = new Store();
-    for (const r of monitorRun.records.filter((r) => r.transport !== "http+sse")) store.add(r, JSON.stringify(r));
+    for (const r of withoutOtherRuns(monitorRun.records)) store.add(r, JSON.stringify(r));
     const groups = new Set(store.msgs.filter((m) => m.record.tool === TOOL && m.group).map((m) => m.group!));
     expect(groups.size).toBe(1);
     const group = [...groups][0]!;
