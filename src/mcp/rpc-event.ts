@@ -62,6 +62,10 @@ export interface RpcEvent extends MessageContext {
   call?: string;
   round?: number;
   roundProblem?: string;
+  /** A message of a task (src/mcp/tasks): the task it names and what it says of it. */
+  task?: TaskMark;
+  /** The answer carries the final result of a call made as a task: the method of that call (its rules judge it). */
+  callMethod?: string;
   /** Set by the pipeline for the record; enforcement reads the decision the pipeline returns (`Judged`). */
   decision?: Decision;
 }
@@ -70,4 +74,19 @@ export interface RpcEvent extends MessageContext {
 export interface Judged {
   event: RpcEvent;
   decision: Decision;
+}
+
+/** What a record says of the task a message belongs to (the `task` member of an rpc record). */
+export interface TaskMark {
+  id: string;
+  /** The status this message reports. */
+  status?: string;
+  /** This answer created the task. */
+  created?: true;
+  /** The task reached its terminal state with this message: the status and the call's latency to it. */
+  end?: { status: string; callLatencyMs: number };
+  /** This answer (to tasks/result) carries the call's final result. */
+  final?: true;
+  /** Something is wrong: an unknown task, one of another session, a reused id, a ttl outlived. */
+  problem?: string;
 }

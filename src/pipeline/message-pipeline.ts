@@ -63,7 +63,7 @@ export class MessagePipeline implements MessageHandler {
     event.decision = decision;
     const hidden = new Set<string>();
     const record = rpcRecord(event, this.o.payloads, hidden);
-    const loud = event.kind === "invalid" || event.headerMismatch !== undefined || event.roundProblem !== undefined || decision.action !== "allow";
+    const loud = event.kind === "invalid" || event.headerMismatch !== undefined || event.roundProblem !== undefined || event.task?.problem !== undefined || decision.action !== "allow";
     this.o.output.rpc(record, loud, hidden, event);
     return { event, decision, records: [record] };
   }

@@ -8,6 +8,8 @@ import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
+import { appContentsOf, appDigest, appPinName } from "../apps/app-messages.js";
+import { appFindings } from "../apps/app-checks.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 
@@ -147,12 +149,15 @@ export class Policy {
         return this.pinFindings(m);
       case "schema":
         return this.schemaFindings(m);
+      case "apps":
+        return m.kind === "response" && m.method === "resources/read" ? appContentsOf((m.raw as { result?: unknown }).result).flatMap(appFindings) : [];
       default:
         return [];
     }
   }
 
   private pinFindings(m: JudgedMessage): PolicyFinding[] {
+    if (this.deps.pins && m.kind === "response" && m.method === "resources/read") return this.appPinFindings(m);
     if (!this.deps.pins || m.kind !== "response" || m.method !== "tools/list") return [];
     const out: PolicyFinding[] = [];
     const hashed: { name: string; sha256: string; index: number }[] = [];
@@ -176,6 +181,21 @@ export class Policy {
       if (seen === "store_full") out.push({ type: "pin_store_full", path, detail: `tool ${JSON.stringify(name)} is not pinned: the pin store holds as many tools or servers as it may` });
     });
     out.sort((a, b) => toolIndex(a.path) - toolIndex(b.path));
+    if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
+    return out;
+  }
+
+  /** An app's HTML and `_meta.ui`, pinned beside its server's tools on first read; a later change is `ui_changed`. */
+  private appPinFindings(m: JudgedMessage): PolicyFinding[] {
+    const apps = appContentsOf((m.raw as { result?: unknown }).result).filter((app) => Buffer.byteLength(appPinName(app.uri)) <= MAX_PINNED_NAME_BYTES);
+    if (apps.length === 0) return [];
+    const { verdicts, notSaved } = this.deps.pins!.observe(m.server, apps.map((app) => ({ name: appPinName(app.uri), sha256: appDigest(app), firstUse: true })), new Date(this.now()));
+    const out: PolicyFinding[] = [];
+    verdicts.forEach((seen, i) => {
+      const app = apps[i]!;
+      if (seen === "changed") out.push({ type: "ui_changed", path: app.path, detail: `app ${JSON.stringify(app.uri)} (its HTML or _meta.ui) differs from the pinned one` });
+      if (seen === "store_full") out.push({ type: "pin_store_full", path: app.path, detail: `app ${JSON.stringify(app.uri)} is not pinned: the pin store holds as many entries or servers as it may` });
+    });
     if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
     return out;
   }

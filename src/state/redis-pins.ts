@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isPin, type PinTable, type ToolPin } from "../policy/pin-file.js";
-import { MAX_PINNED_SERVERS, PinStore, PinStoreError, approvePins, observePins, type PinVerdict } from "../policy/pin-store.js";
+import { MAX_PINNED_SERVERS, PinStore, PinStoreError, approvePins, observePins, type PinObservation, type PinVerdict } from "../policy/pin-store.js";
 import { StateUnavailableError, type SyncRedis } from "./sync-redis.js";
 
 const PREFIX = "mcp-wiretap:pins:";
@@ -24,7 +24,7 @@ export class RedisPinStore {
     private readonly fallback: PinStore | null,
   ) {}
 
-  observe(server: string, tools: readonly { name: string; sha256: string }[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
+  observe(server: string, tools: readonly PinObservation[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
     try {
       const { table, serverCount } = this.load(server);
       const { verdicts, changed } = observePins(table, server, tools, now, serverCount >= MAX_PINNED_SERVERS);
