@@ -21,6 +21,8 @@ export interface RecordOutput {
   evicted?(record: TableEvictedRecord): void;
   /** A record that waited for its judgement could not be written (a caller that awaits it sees the error too). */
   failed?(err: unknown, event: RpcEvent): void;
+  /** A message whose record waits (settled once it is written, or failed): what its exchange's end writes waits too. */
+  waiting?(event: RpcEvent, recorded: Promise<unknown>): void;
 }
 
 export interface MessagePipelineOptions {
@@ -76,11 +78,15 @@ export class MessagePipeline implements MessageHandler {
     const before = this.waiting.get(key);
     const decision = this.judge(event);
     if (before === undefined && !(decision instanceof Promise)) return this.record(event, decision);
-    const judged = Promise.all([before, decision]).then(([, d]) => this.record(event, d));
+    const judged = Promise.all([before, decision]).then(([, d]) => {
+      // The last of its stream: the stream no longer waits once this record is written (or failed).
+      if (this.waiting.get(key) === last) this.waiting.delete(key);
+      return this.record(event, d);
+    });
     // The stream's next message waits for this record, written or failed.
-    const last = judged.catch((err: unknown) => this.o.output.failed?.(err, event));
+    const last: Promise<unknown> = judged.catch((err: unknown) => this.o.output.failed?.(err, event));
     this.waiting.set(key, last);
-    void last.then(() => this.waiting.get(key) === last && this.waiting.delete(key));
+    this.o.output.waiting?.(event, last);
     return judged;
   }
 
