@@ -69,8 +69,6 @@ export function createMessagePipeline(policy: Pick<Policy, "decide" | "judge" | 
       session: (record) => log.info(record),
       evicted: (record) => log.warn(record),
       failed: (err, e) => log.error(recordErrorRecord(e.flow, err)),
-      // The secret values a waiting record finds are masked in its exchange's `http` record too: that waits.
-      waiting: (e, recorded) => sink.secrets.willLearn(e.flow, recorded.then(() => [])),
     },
   });
 }

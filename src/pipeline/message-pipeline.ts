@@ -21,8 +21,6 @@ export interface RecordOutput {
   evicted?(record: TableEvictedRecord): void;
   /** A record that waited for its judgement could not be written (a caller that awaits it sees the error too). */
   failed?(err: unknown, event: RpcEvent): void;
-  /** A message whose record waits (settled once it is written, or failed): what its exchange's end writes waits too. */
-  waiting?(event: RpcEvent, recorded: Promise<unknown>): void;
 }
 
 export interface MessagePipelineOptions {
@@ -86,7 +84,6 @@ export class MessagePipeline implements MessageHandler {
     // The stream's next message waits for this record, written or failed.
     const last: Promise<unknown> = judged.catch((err: unknown) => this.o.output.failed?.(err, event));
     this.waiting.set(key, last);
-    this.o.output.waiting?.(event, last);
     return judged;
   }
 

@@ -27,6 +27,16 @@ rateLimits:
     per: global
 `;
 
+/** Monitor mode: every tools/call counted in Redis. */
+const MONITOR_POLICY = `mode: monitor
+detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: off }
+rateLimits:
+  - name: slow-redis-monitor-calls
+    match: { method: tools/call, kind: request }
+    perMinute: 100000
+    per: global
+`;
+
 const progress = (n: number): string => `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "t", progress: n } })}\n\n`;
 
 describe.skipIf(!haveRedis)("an event stream whose events wait for a Redis 100 ms away (enforce mode)", () => {
@@ -36,6 +46,8 @@ describe.skipIf(!haveRedis)("an event stream whose events wait for a Redis 100 m
   let mcp: ScriptedMcp;
   let proxy: TestProxy;
   let client: WireClient;
+  let monitor: TestProxy;
+  let monitorClient: WireClient;
   let dir: string;
 
   beforeAll(async () => {
@@ -47,11 +59,16 @@ describe.skipIf(!haveRedis)("an event stream whose events wait for a Redis 100 m
     mcp = scriptMcp(up);
     proxy = await startTestProxy({ config: path.join(dir, "policy.yaml"), state: `redis://127.0.0.1:${hop.port}/0` });
     client = wireClient(proxy);
+    writeFileSync(path.join(dir, "monitor.yaml"), MONITOR_POLICY);
+    monitor = await startTestProxy({ config: path.join(dir, "monitor.yaml"), state: `redis://127.0.0.1:${hop.port}/0` });
+    monitorClient = wireClient(monitor);
   }, 30_000);
 
   afterAll(async () => {
     await client?.close();
+    await monitorClient?.close();
     await proxy?.stop();
+    await monitor?.stop();
     await up?.close();
     await hop?.close();
     await redis?.stop();
@@ -81,5 +98,24 @@ describe.skipIf(!haveRedis)("an event stream whose events wait for a Redis 100 m
       ["notification", "deny"],
       ["response", "allow"],
     ]);
+  }, 30_000);
+
+  it("monitor mode: a counted call is recorded once counted, and no record of its exchange keeps its secret", async () => {
+    // An opaque value under a secret member's name: only its record knows it is one.
+    const secret = "vq8Rt2/Xn5+Kb1=Wm";
+    // A server that repeats the value it was sent in a debug header: the http record keeps response headers.
+    up.route("POST", "/echo-mcp", (req, res) => {
+      const sent = (req.json as { params: { arguments: { api_key: string } } }).params.arguments.api_key;
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 42, result: { content: [] } });
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-debug": `received ${sent}` });
+      res.end(body);
+    });
+    const res = await monitorClient.post(`${up.url}/echo-mcp`, { jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "save", arguments: { api_key: secret } } });
+    expect(res.status).toBe(200);
+    const http = await monitor.waitForRecord((r: LogRecord) => r.event === "http" && r.path === "/echo-mcp", { what: "the http record" });
+    const rpc = await monitor.waitForRecord((r: LogRecord) => r.event === "rpc" && r.id === 42 && r.kind === "request", { what: "the call's record" });
+    expect(rpc.decision).toEqual({ action: "allow", enforced: false, rules: [] });
+    expect(JSON.stringify(rpc)).not.toContain(secret);
+    expect(JSON.stringify(http)).not.toContain(secret);
   }, 30_000);
 });
