@@ -5,6 +5,7 @@ import type { HandshakeResult } from "./handshake.ts";
 import type { LoadResult } from "./load.ts";
 import type { LoggingResult } from "./logging.ts";
 import type { HostileResult } from "./hostile.ts";
+import type { StateResult } from "./state.ts";
 import type { BigResponseResult, OpenStreamsResult } from "./memory.ts";
 import type { PathName } from "./paths.ts";
 import type { SseResult } from "./sse-latency.ts";
@@ -57,6 +58,7 @@ export interface Results {
   mock?: MockResult | { skipped: string } | null;
   hostile?: HostileResult | { skipped: string } | null;
   mcpSearch?: McpSearchResult | { skipped: string } | null;
+  state?: StateResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

@@ -26,6 +26,7 @@ import { runMock } from "./mock.ts";
 import { runMcpSearch } from "./mcp-search.ts";
 import { hostileTable, runHostile } from "./hostile.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
+import { runState, stateTable, stateTargets, STATE_DELAYS_MS } from "./state.ts";
 
 const WATCHDOG_MS = 240_000;
 /** The variable-length measures (handshakes, big response, open streams) shrink to end the run by then. */
@@ -40,6 +41,8 @@ const options = parseOptions(process.argv.slice(2));
 const d = options.durations;
 /** The hostile-peer section runs last, on its own time (nine proxies, one attack each): the watchdog waits for it. */
 const HOSTILE_MS = options.measures.includes("hostile") ? 9 * (d.hostileSeconds + 6) * 1000 : 0;
+/** The shared-state section (issue 31): three windows per Redis placement, each proxy started fresh. */
+const STATE_MS = options.measures.includes("state") ? STATE_DELAYS_MS.length * (3 * (d.stateWindowMs + d.warmupMs) + 10_000) : 0;
 const startedAt = performance.now();
 const progress = (msg: string): void => {
   process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -120,6 +123,7 @@ function finish(): void {
       results.targets.push({ target: `issue 33 row ${x.row}: adds <= ${x.targetMiB} MiB, /healthz max <= 250 ms, no crash, other client >= 0.8x`, value: `${x.rssOverQuietMiB} MiB, ${x.healthzMaxMs} ms, ${x.crashed ? "crash" : "up"}, ${x.otherRatio}x`, verdict: x.verdict });
     }
   }
+  if (results.state && !("skipped" in results.state)) results.targets.push(...stateTargets(results.state));
   process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
   process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
   process.stdout.write(`${table(results)}\n`);
@@ -146,6 +150,9 @@ function finish(): void {
     const others = ms.tools.map((t) => `  ${t.tool.padEnd(32)} first ${t.firstMs} ms, then p50 ${t.ms.p50} ms`).join("\n");
     process.stdout.write(`\nmcp search_messages over ${ms.records} records (${ms.logMiB} MiB; served after ${ms.loadMs} ms):\n${rows}\n${others}\n  server RSS ${ms.rssMiB} MiB (${ms.emptyRssMiB} MiB on an empty log): ${ms.memoryRatio}x the log's size; live heap ${ms.liveHeapRatio}x\n`);
   } else if (ms) process.stdout.write(`\nmcp search: skipped (${ms.skipped})\n`);
+  const sr = results.state;
+  if (sr && !("skipped" in sr)) process.stdout.write(`\nShared state (issue 31): one proxy per Redis placement, counted = echo calls a limit counts in Redis:\n${stateTable(sr)}\n`);
+  else if (sr) process.stdout.write(`\nshared state: skipped (${sr.skipped})\n`);
   const h = results.hostile;
   if (h && !("skipped" in h)) process.stdout.write(`\nOne hostile peer (issue 33), each attack on a fresh proxy beside another client:\n${hostileTable(h)}\n`);
   else if (h) process.stdout.write(`\nhostile peer: skipped (${h.skipped})\n`);
@@ -162,7 +169,7 @@ const watchdog = setTimeout(() => {
   } finally {
     process.exit(1);
   }
-}, WATCHDOG_MS + HOSTILE_MS);
+}, WATCHDOG_MS + HOSTILE_MS + STATE_MS);
 watchdog.unref();
 
 async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
@@ -370,6 +377,9 @@ async function main(): Promise<void> {
     if (name === "mcp-wiretap" && wantLogging) await measureLogging(ctx, origin, upstream);
   }
 
+  if (options.measures.includes("state")) {
+    results.state = await runState(ctx, origin, { windowMs: d.stateWindowMs, warmupMs: d.warmupMs, progress }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
   await upstream.close();
   if (options.measures.includes("hostile")) {
     results.hostile = await runHostile({ tmp, secondsPerAttack: d.hostileSeconds, scale: d.hostileScale, ...(options.hostileRows ? { rows: options.hostileRows } : {}), progress }).catch((err: unknown) => ({

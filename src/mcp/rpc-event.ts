@@ -90,3 +90,14 @@ export interface TaskMark {
   /** Something is wrong: an unknown task, one of another session, a reused id, a ttl outlived. */
   problem?: string;
 }
+
+/**
+ * What the pipeline returns for a message: its judgement, or the promise of it when the message waits for
+ * shared state (or comes after one of its stream that does). Settled once its record is written.
+ */
+export type Judgement = Judged | Promise<Judged>;
+
+/** Every judgement of a body or event, in order: at once when none waits. */
+export function allJudged(judgements: readonly Judgement[]): Judged[] | Promise<Judged[]> {
+  return judgements.some((j) => j instanceof Promise) ? Promise.all(judgements) : (judgements as Judged[]);
+}

@@ -13,7 +13,7 @@ import {
 } from "./jsonrpc.js";
 import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
-import type { Judged, MessageContext, RpcEvent } from "./rpc-event.js";
+import type { Judged, Judgement, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
 import { runEach } from "../util/run-each.js";
 import { TaskCalls } from "./tasks/task-calls.js";
@@ -38,12 +38,15 @@ export interface TrackerOutput {
   evicted?(record: TableEvictedRecord): void;
 }
 
-/** What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision. */
+/**
+ * What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision, or
+ * the promise of it when the message waits for shared state (or comes after one of its stream that does).
+ */
 export interface MessageHandler {
   readonly tracker: McpTracker;
   readonly enforcing: boolean;
-  message(ctx: TrackedContext, raw: unknown, bytes: number): Judged;
-  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judged;
+  message(ctx: TrackedContext, raw: unknown, bytes: number): Judgement;
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judgement;
 }
 
 /** Context of one message plus what correlation needs to know about its exchange. */
