@@ -11,23 +11,12 @@ import path from "node:path";
 import { ProxyAgent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
+import { haproxyBinary, loopbackHaproxyConfig } from "./haproxy-harness.js";
 import { freePort } from "../helpers/loopback.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
 import { redisAvailable, sharedLimitPolicy, startRedis, type RedisServer } from "../state/redis-harness.js";
-
-function haproxyBinary(): string | null {
-  for (const bin of ["haproxy", "/usr/sbin/haproxy"]) {
-    try {
-      execFileSync(bin, ["-v"], { stdio: "ignore" });
-      return bin;
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
 
 const HAPROXY = haproxyBinary();
 const missing = [HAPROXY ? null : "haproxy", redisAvailable() ? null : "redis-server"].filter(Boolean);
@@ -45,22 +34,6 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
   }
 }
 
-/** deploy/haproxy.cfg with its listening address and its two servers on loopback; throws if the file changed shape. */
-export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }, statsSocket: string): string {
-  const replacements: [string, string][] = [
-    ["global\n", `global\n  stats socket ${statsSocket} mode 600 level user\n`],
-    ["  bind :8080\n", `  bind 127.0.0.1:${ports.front}\n`],
-    ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 1s fall 3 rise 1\n`],
-    ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 1s fall 3 rise 1\n`],
-  ];
-  let out = shipped;
-  for (const [from, to] of replacements) {
-    if (!out.includes(from)) throw new Error(`deploy/haproxy.cfg no longer has the line ${JSON.stringify(from)}: update this test with it`);
-    out = out.replace(from, to);
-  }
-  return out;
-}
-
 describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
   let dir: string;
   let redis: RedisServer;
@@ -71,6 +44,8 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
   let haproxyOut = "";
   let front: number;
   let caPem: string;
+  /** The replica the balancer ties this test's client address to. */
+  let affine: "a" | "b" = "a";
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-deploy-"));
@@ -181,7 +156,8 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
 
   /**
    * One MCP session on a tunnel of its own (initialize, initialized, one tools/call, then the connection
-   * closed): each call is one new connection to the balancer, which leastconn alternates over the replicas.
+   * closed): each call is one new connection to the balancer, which sends every connection of this client
+   * address to one replica (client affinity).
    */
   async function callOnNewTunnel(message: string, via = proxyUrl()): Promise<{ session: string; answer: { result?: unknown; error?: { message: string } } }> {
     const dispatcher = new ProxyAgent({ uri: via, requestTls: { ca: caPem } });
@@ -223,8 +199,10 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     expect(sixth.answer.error?.message).toMatch(/blocked by mcp-wiretap policy/);
     const { record } = await callRecord(sixth.session);
     expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls-balanced", reason: "over 5 per minute (per global)" }] });
-    // Whichever replica a client reaches (leastconn alternates new tunnels over them), the count is the shared
-    // one: each replica, asked directly, denies too.
+    // Client affinity: every tunnel of this client address went to one replica.
+    expect(new Set(served).size, `replicas that served the 5 calls: ${served.join(", ")}`).toBe(1);
+    affine = served[0]!;
+    // Whichever replica a client reaches, the count is the shared one: each replica, asked directly, denies too.
     for (const [name, replica] of [["a", a], ["b", b]] as const) {
       const direct = await callOnNewTunnel(`direct to ${name}`, `http://${CREDENTIALS}@127.0.0.1:${replica.port}`);
       expect(direct.answer.error?.message, `${name} (the balancer had sent the 5 allowed calls to ${served.join(", ")})`).toMatch(/blocked by mcp-wiretap policy/);
@@ -233,10 +211,12 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
   }, 90_000);
 
   it("a replica that stops costs no session: its connections are redispatched at once, then the health check takes it out", async () => {
-    await b.dispose();
-    // Right after the stop HAProxy still counts b as UP (its checks need a few seconds to notice), and
-    // leastconn sends the next new tunnel there: `retries` + `option redispatch` in deploy/haproxy.cfg move a
-    // refused connection to a at once, so no client sees the dead replica.
+    // The replica this client is tied to stops.
+    const [stopped, other] = affine === "a" ? [a, "b"] : [b, "a"];
+    await stopped.dispose();
+    // Right after the stop HAProxy still counts it UP (its checks need a few seconds to notice), and the
+    // client's hash sends the next new tunnel there: `retries` + `option redispatch` in deploy/haproxy.cfg move
+    // a refused connection to the other at once, so no client sees the dead replica.
     const sessions: string[] = [];
     const failures: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -244,10 +224,10 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
       if (result.session) sessions.push(result.session);
       else failures.push(result.error ?? "no session");
     }
-    expect(failures, `sessions through the balancer after replica b stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual([]);
-    // The limit is spent (previous test): replica a denies, from the shared counters.
+    expect(failures, `sessions through the balancer after replica ${affine} stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual([]);
+    // The limit is spent (previous test): the other replica denies, from the shared counters.
     const { replica, record } = await callRecord(sessions.at(-1)!);
-    expect(replica).toBe("a");
+    expect(replica).toBe(other);
     expect(record.decision).toMatchObject({ action: "deny", enforced: true });
   }, 60_000);
 });
