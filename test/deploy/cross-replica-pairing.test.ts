@@ -21,7 +21,7 @@ import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
 import { freePort } from "../helpers/loopback.js";
 import { fetchVia } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
+import { REPO_ROOT, runCli, type LogRecord } from "../helpers/proxy-harness.js";
 import { redisAvailable, startRedis, type RedisServer } from "../state/redis-harness.js";
 import { haproxyBinary, loopbackHaproxyConfig } from "./haproxy-harness.js";
 
@@ -117,6 +117,20 @@ describe.skipIf(missing.length > 0)("a client's connections over two replicas on
     return client;
   }
 
+  /**
+   * Waits for `find`. The server asks for roots 350 ms after `initialized`, on the standalone GET stream:
+   * a request sent before that stream is open waits in the server's event store, so the client says its
+   * roots changed, and the server asks again.
+   */
+  async function afterRootsAsked(client: Client, find: () => Promise<LogRecord | undefined>, what: string): Promise<LogRecord> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const found = await poll(find, what, 2_000).catch(() => undefined);
+      if (found) return found;
+      await client.sendRootsListChanged();
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
   /** The echo call's outcome as the client saw it. */
   async function echo(client: Client, message: string): Promise<string> {
     return client.callTool({ name: "echo", arguments: { message } }).then(
@@ -148,7 +162,7 @@ describe.skipIf(missing.length > 0)("a client's connections over two replicas on
     const transport = new StreamableHTTPClientTransport(new URL(upstream.streamableUrl), { fetch: split(via(a.port), via(b.port)) });
     const client = await connect(transport);
     try {
-      const request = await poll(async () => (await a.records()).find((r) => r.event === "rpc" && r.method === "roots/list" && r.kind === "request" && r.session === transport.sessionId), "roots/list on A's GET stream");
+      const request = await afterRootsAsked(client, async () => (await a.records()).find((r) => r.event === "rpc" && r.method === "roots/list" && r.kind === "request" && r.session === transport.sessionId), "roots/list on A's GET stream");
       const answer = await poll(async () => (await b.records()).find((r) => r.event === "rpc" && r.kind === "response" && r.direction === "client_to_server" && r.session === transport.sessionId && r.id === request.id), "the client's answer on B");
       expect(answer.method ?? null).toBeNull();
       expect(answer.latencyMs).toBeUndefined();
@@ -174,12 +188,17 @@ describe.skipIf(missing.length > 0)("a client's connections over two replicas on
         expect(answer).toMatchObject({ method: "tools/call", decision: { action: "deny", enforced: true, rules: [{ name: "no-echo-results" }] } });
         expect(typeof answer.latencyMs).toBe("number");
       }
-      const rootsAnswer = await poll(async () => (await records()).find((r) => r.event === "rpc" && r.kind === "response" && r.direction === "client_to_server" && r.session === streamable.sessionId), "the answer to roots/list");
+      const rootsAnswer = await afterRootsAsked(streamableClient, async () => (await records()).find((r) => r.event === "rpc" && r.kind === "response" && r.direction === "client_to_server" && r.session === streamable.sessionId), "the answer to roots/list");
       expect(rootsAnswer).toMatchObject({ method: "roots/list" });
       expect(typeof rootsAnswer.latencyMs).toBe("number");
       // Nothing of either session was recorded without its method.
-      const sessions = new Set([sse, streamable].map((t) => (t instanceof StreamableHTTPClientTransport ? t.sessionId : undefined)));
-      expect((await records()).filter((r) => r.event === "rpc" && r.kind === "response" && r.method == null && sessions.has(r.session as string))).toEqual([]);
+      const sessions = answers.map((r) => String(r.session));
+      expect((await records()).filter((r) => r.event === "rpc" && r.kind === "response" && r.method == null && sessions.includes(String(r.session)))).toEqual([]);
+      // `stats` over both replicas' logs counts the two calls once each, denied, with their latency.
+      const stats = await runCli(["stats", "--json", "--tool", "echo", "--session", sessions.join(","), a.logFile, b.logFile]);
+      expect(stats.code, stats.stderr).toBe(0);
+      const totals = (JSON.parse(stats.stdout) as { totals: { calls: number; denied: number; unanswered: number; latencyMs: { count: number } } }).totals;
+      expect(totals).toMatchObject({ calls: 2, denied: 2, unanswered: 0, latencyMs: { count: 2 } });
     } finally {
       await streamable.terminateSession().catch(() => undefined);
       await Promise.all([sseClient.close(), streamableClient.close()]);
