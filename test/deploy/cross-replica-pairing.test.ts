@@ -5,11 +5,6 @@
  * its request: measured here with the halves sent to each replica by hand, and then through
  * deploy/haproxy.cfg, whose client affinity keeps every tunnel of a client on one replica.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -17,21 +12,14 @@ import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/tran
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ProxyAgent, type Dispatcher } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import { freePort } from "../helpers/loopback.js";
+import type { CliProxy } from "../helpers/cli-proxy.js";
 import { fetchVia } from "../helpers/mcp-client.js";
-import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { REPO_ROOT, runCli, type LogRecord } from "../helpers/proxy-harness.js";
-import { redisAvailable, startRedis, type RedisServer } from "../state/redis-harness.js";
-import { haproxyBinary, loopbackHaproxyConfig } from "./haproxy-harness.js";
+import type { McpUpstream } from "../helpers/mcp-upstream.js";
+import { runCli, type LogRecord } from "../helpers/proxy-harness.js";
+import { balancerTestsMissing, CREDENTIALS, startBalancedReplicas, type BalancedReplicas } from "./haproxy-harness.js";
 
-const HAPROXY = haproxyBinary();
-const missing = [HAPROXY ? null : "haproxy", redisAvailable() ? null : "redis-server"].filter(Boolean);
-if (missing.length > 0) {
-  console.warn(`SKIPPED test/deploy/cross-replica-pairing.test.ts: ${missing.join(" and ")} not installed (scripts/ensure-test-deps.sh, run by npm test, installs them as root)`);
-}
+const missing = balancerTestsMissing("test/deploy/cross-replica-pairing.test.ts");
 
-const CREDENTIALS = "wiretap:change-me";
 const POLICY = `mode: enforce
 detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: flag, schema: off }
 rules:
@@ -51,50 +39,23 @@ async function poll<T>(find: () => Promise<T | undefined>, what: string, timeout
   }
 }
 
-describe.skipIf(missing.length > 0)("a client's connections over two replicas on one Redis", () => {
-  let dir: string;
-  let redis: RedisServer;
+describe.skipIf(missing !== null)("a client's connections over two replicas on one Redis", () => {
+  let replicas: BalancedReplicas;
   let upstream: McpUpstream;
   let a: CliProxy;
   let b: CliProxy;
-  let haproxy: ChildProcess;
   let front: number;
   let caPem: string;
   const dispatchers: Dispatcher[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-pairing-"));
-    const policy = path.join(dir, "policy.yaml");
-    writeFileSync(policy, POLICY);
-    const caDir = path.join(dir, "ca");
-    redis = await startRedis();
-    upstream = await startMcpUpstream();
-    const args = ["--config", policy, "--state", redis.url, "--proxy-auth", CREDENTIALS];
-    a = await startCliProxy(args, { caDir });
-    b = await startCliProxy(args, { caDir });
-    caPem = readFileSync(path.join(caDir, "ca.pem"), "utf8");
-    front = await freePort();
-    const cfg = path.join(dir, "haproxy.cfg");
-    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }, path.join(dir, "haproxy.sock")));
-    execFileSync(HAPROXY!, ["-c", "-f", cfg], { stdio: "pipe" });
-    haproxy = spawn(HAPROXY!, ["-db", "-f", cfg], { stdio: "ignore" });
-    await poll(
-      () =>
-        new Promise<true | undefined>((resolve) => {
-          const s = net.connect(front, "127.0.0.1", () => (s.destroy(), resolve(true)));
-          s.once("error", () => resolve(undefined));
-        }),
-      `HAProxy listening on ${front}`,
-    );
+    replicas = await startBalancedReplicas(POLICY);
+    ({ upstream, a, b, front, caPem } = replicas);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(dispatchers.map((d) => d.destroy().catch(() => undefined)));
-    haproxy?.kill("SIGKILL");
-    await Promise.all([a?.dispose(), b?.dispose()]);
-    await upstream?.close();
-    await redis?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   function via(port: number): Dispatcher {

@@ -3,28 +3,17 @@
  * names and ports turned into loopback addresses) in front of two mcp-wiretap replicas that share one CA,
  * one policy and one redis-server, as deploy/docker-compose.yml wires them. Clients know one address.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { ProxyAgent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import { haproxyBinary, loopbackHaproxyConfig } from "./haproxy-harness.js";
-import { freePort } from "../helpers/loopback.js";
+import type { CliProxy } from "../helpers/cli-proxy.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
-import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
-import { redisAvailable, sharedLimitPolicy, startRedis, type RedisServer } from "../state/redis-harness.js";
+import type { McpUpstream } from "../helpers/mcp-upstream.js";
+import type { LogRecord } from "../helpers/proxy-harness.js";
+import { sharedLimitPolicy } from "../state/redis-harness.js";
+import { balancerTestsMissing, CREDENTIALS, startBalancedReplicas, type BalancedReplicas } from "./haproxy-harness.js";
 
-const HAPROXY = haproxyBinary();
-const missing = [HAPROXY ? null : "haproxy", redisAvailable() ? null : "redis-server"].filter(Boolean);
-if (missing.length > 0) {
-  console.warn(`SKIPPED test/deploy/replicas-behind-balancer.test.ts: ${missing.join(" and ")} not installed (scripts/ensure-test-deps.sh, run by npm test, installs them as root)`);
-}
-
-const CREDENTIALS = "wiretap:change-me";
+const missing = balancerTestsMissing("test/deploy/replicas-behind-balancer.test.ts");
 
 async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -34,66 +23,31 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
   }
 }
 
-describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
-  let dir: string;
-  let redis: RedisServer;
+describe.skipIf(missing !== null)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
+  let replicas: BalancedReplicas;
   let upstream: McpUpstream;
   let a: CliProxy;
   let b: CliProxy;
-  let haproxy: ChildProcess;
-  let haproxyOut = "";
   let front: number;
   let caPem: string;
+  const haproxyOut = (): string => replicas.haproxyOutput();
   /** The replica the balancer ties this test's client address to. */
   let affine: "a" | "b" = "a";
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-deploy-"));
-    const policy = path.join(dir, "policy.yaml");
-    writeFileSync(policy, sharedLimitPolicy("five-calls-balanced"));
-    const caDir = path.join(dir, "ca");
-    redis = await startRedis();
-    upstream = await startMcpUpstream();
-    // As the compose file runs them (`start --host … --ca-dir … --log-file … --config …`, proxy credentials and
-    // the state URL from the environment's equivalents), on loopback. The first makes the shared CA.
-    const args = ["--config", policy, "--state", redis.url, "--proxy-auth", CREDENTIALS];
-    a = await startCliProxy(args, { caDir });
-    b = await startCliProxy(args, { caDir });
-    caPem = readFileSync(path.join(caDir, "ca.pem"), "utf8");
-    front = await freePort();
-    const cfg = path.join(dir, "haproxy.cfg");
-    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }, path.join(dir, "haproxy.sock")));
-    execFileSync(HAPROXY!, ["-c", "-f", cfg], { stdio: "pipe" });
-    haproxy = spawn(HAPROXY!, ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"] });
-    haproxy.stdout!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
-    haproxy.stderr!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
-    await poll(
-      () =>
-        new Promise<boolean>((resolve) => {
-          const s = net.connect(front, "127.0.0.1", () => {
-            s.destroy();
-            resolve(true);
-          });
-          s.once("error", () => resolve(false));
-        }),
-      10_000,
-      () => `HAProxy listening on ${front}: ${haproxyOut}`,
-    );
+    replicas = await startBalancedReplicas(sharedLimitPolicy("five-calls-balanced"));
+    ({ upstream, a, b, front, caPem } = replicas);
   }, 60_000);
 
   afterAll(async () => {
-    haproxy?.kill("SIGKILL");
-    await Promise.all([a?.dispose(), b?.dispose()]);
-    await upstream?.close();
-    await redis?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   /** Each server's status as HAProxy's health checks have it (`show stat` on its stats socket). */
   async function serverStatus(): Promise<Record<string, string>> {
     const csv = await new Promise<string>((resolve, reject) => {
       let out = "";
-      const s = net.connect(path.join(dir, "haproxy.sock"), () => s.end("show stat\n"));
+      const s = net.connect(replicas.statsSocket, () => s.end("show stat\n"));
       s.on("data", (c: Buffer) => (out += c.toString()));
       s.once("end", () => resolve(out));
       s.once("error", reject);
@@ -186,7 +140,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
 
   it("both replicas pass the health check; through the one address the 6th tools/call in the minute is denied, on either replica", async () => {
     // HAProxy's own checks (GET /healthz on each replica) have both up.
-    await poll(async () => Object.values(await serverStatus()).filter((st) => st === "UP").length === 2, 10_000, () => `both servers UP in HAProxy's stats; HAProxy said:\n${haproxyOut.slice(-2000)}`);
+    await poll(async () => Object.values(await serverStatus()).filter((st) => st === "UP").length === 2, 10_000, () => `both servers UP in HAProxy's stats; HAProxy said:\n${haproxyOut().slice(-2000)}`);
     const served: ("a" | "b")[] = [];
     for (let i = 0; i < 5; i++) {
       const { session, answer } = await callOnNewTunnel(`hi ${i}`);
@@ -224,7 +178,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
       if (result.session) sessions.push(result.session);
       else failures.push(result.error ?? "no session");
     }
-    expect(failures, `sessions through the balancer after replica ${affine} stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual([]);
+    expect(failures, `sessions through the balancer after replica ${affine} stopped; HAProxy said:\n${haproxyOut().slice(-2000)}`).toEqual([]);
     // The limit is spent (previous test): the other replica denies, from the shared counters.
     const { replica, record } = await callRecord(sessions.at(-1)!);
     expect(replica).toBe(other);
