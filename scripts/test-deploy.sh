@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CONTAINERS_CONF="$PWD/scripts/deploy/containers.conf"
 missing=()
-for tool in podman:podman runc:runc mmdebstrap:mmdebstrap podman-compose:podman-compose slirp4netns:slirp4netns curl:curl; do
-  command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
+for pkg in podman runc mmdebstrap podman-compose slirp4netns netavark aardvark-dns curl; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

