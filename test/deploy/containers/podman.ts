@@ -56,7 +56,7 @@ export const IMAGE = "localhost/mcp-wiretap:deploy-test";
  * `podman build` options for the shipped Dockerfile: local bases only, the Docker format (it keeps
  * HEALTHCHECK), and the host's npm cache (filled by the `npm install` before the tests) lent to the
  * builder's `npm ci` as an overlay whose writes are thrown away: the packages are the lockfile's either way
- * (npm checks each one's integrity), and a build on a busy two-core machine takes minutes less.
+ * (npm checks each one's integrity), and `npm ci` on a busy two-core machine takes about a minute less.
  */
 export const BUILD_ARGS = ((): string[] => {
   const args = ["--pull=never", "--format", "docker"];
