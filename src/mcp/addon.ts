@@ -5,12 +5,14 @@ import type { InspectBudget } from "../budget/inspect-budget.js";
 import { inspectPeer } from "./inspect-peer.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { decodedBody } from "../proxy/decoded-body.js";
-import type { Addon, Exchange } from "../proxy/exchange.js";
+import type { Addon, Exchange, RequestHold } from "../proxy/exchange.js";
+import type { Charge } from "../budget/inspect-budget.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
-import { enforceRequest, enforceResponse, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+import { enforceRequest, enforceResponse, judgeBody, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+
 import { McpFlow } from "./flow.js";
 import { refusalOf, responseHead } from "./response-refusals.js";
 import type { Judged, MessageContext } from "./rpc-event.js";
@@ -32,7 +34,21 @@ export interface McpAddonOptions {
   maxJsonDepth?: number;
   /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
   enforce?: EnforceOptions;
+  /** `--intercept`: request bodies with a message it selects wait for a person before they go upstream. */
+  intercept?: RequestInterceptHook;
 }
+
+/**
+ * Makes the hold of one request body for `--intercept` (src/intercept/http-hold.ts): it wraps enforce mode's
+ * hold (`inner`, or none in monitor mode); `judgeEdited` judges and records an edited body as this exchange's.
+ */
+export type RequestInterceptHook = (
+  pipeline: MessageHandler,
+  flow: McpFlow,
+  limits: { maxBytes: number; charge?: Charge },
+  inner: RequestHold | null,
+  judgeEdited: (body: Buffer) => Promise<Judged[]>,
+) => RequestHold;
 
 /**
  * Decodes the bodies of every exchange that carries MCP (beside forwarding, from copies) and hands each
@@ -168,11 +184,23 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
   // Enforce mode acts on what decoding the client's body returns, before forwarding it.
   const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) => {
-    if (!opts.enforce) return decoder(flow, "client_to_server", headers);
+    if (!opts.enforce && !opts.intercept) return decoder(flow, "client_to_server", headers);
     const judged: Judged[] = [];
     const tap = decoder(flow, "client_to_server", headers, (j) => judged.push(...j));
     flow.requestJudgements = tap.done.then(() => judged);
     return tap;
+  };
+
+  /** Enforce mode holds the body until it is judged; `--intercept` until a person releases what it selects. */
+  const holdRequest = (flow: McpFlow, sniffed: boolean): void => {
+    const enforced = opts.enforce ? enforceRequest(pipeline, flow, opts.enforce, sniffed) : null;
+    if (!opts.intercept) {
+      if (enforced) flow.ex.holdRequest(enforced);
+      return;
+    }
+    const judgeEdited = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "client_to_server", { "content-type": "application/json" }, take, undefined), body);
+    const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {};
+    flow.ex.holdRequest(opts.intercept(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
   return {
@@ -193,7 +221,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (bodyModeFor(h["content-type"]) === "json") {
         flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
+        holdRequest(flow, false);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
@@ -202,7 +230,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": `application/json${charsets}` });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
+        holdRequest(flow, true);
       }
     },
 

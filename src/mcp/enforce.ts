@@ -1,5 +1,5 @@
 import { charsetDoubt, charsetsOf, DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
-import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
+import type { Exchange, RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
 import type { McpFlow } from "./flow.js";
@@ -29,12 +29,12 @@ export function stripContentCoding(ex: Exchange): void {
 }
 
 /**
- * Holds the client's body until its messages are judged. A denied request never reaches the upstream:
- * the client gets a policy error in the form it reads responses in.
+ * The hold of the client's body until its messages are judged (the caller installs it). A denied request never
+ * reaches the upstream: the client gets a policy error in the form it reads responses in.
  */
-export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
+export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, sniffed = false): RequestHold {
   const start = sniffed ? watchBodyStart(flow.ex) : null;
-  flow.ex.holdRequest({
+  return {
     maxBytes: opts.maxInspectBytes,
     ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {}),
     decide: async (body, why): Promise<RequestVerdict> => {
@@ -72,7 +72,7 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       flow.ex.replaceRequestHeader("content-type", "application/json");
       return { action: "forward", body: Buffer.from(JSON.stringify(replaceClientResponses(events))) };
     },
-  });
+  };
 }
 
 /** JSON text may start with whitespace; a body that is padding so far, or starts `{`, `[` or a BOM, may be JSON. */
@@ -174,7 +174,7 @@ export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, op
 }
 
 /** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
-async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
+export async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
   const judged: Judged[] = [];
   const tap = decoder((j) => judged.push(...j));
   tap.data(body);
@@ -361,7 +361,7 @@ function replaceClientResponses(events: Judged[]): unknown {
   return events.some((j) => j.event.batch !== undefined) ? out : out[0];
 }
 
-function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {
+export function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {
   if (errors.length === 0) return respond(202, undefined, "");
   if (flow.legacy) {
     // Legacy transport: the POST is only acknowledged; answers travel on the session's GET stream.

@@ -1,0 +1,102 @@
+/**
+ * `--intercept` over Streamable HTTP: the official SDK client calls server-everything's `echo` through the proxy
+ * (real TLS); the call waits in the hold queue until released through the UI server's API, as the page does.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
+import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
+import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { openUi, release, waitHeld, type UiSession } from "./ui-client.js";
+
+let upstream: McpUpstream;
+let proxy: TestProxy;
+let client: ConnectedClient<unknown>;
+let ui: UiSession;
+
+const TIMEOUT_MS = 3_000;
+
+beforeAll(async () => {
+  upstream = await startMcpUpstream();
+  proxy = await startTestProxy({ uiPort: 0, payloads: "full", intercept: { filter: "tool:echo", timeoutMs: TIMEOUT_MS } });
+  const url = /UI: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(proxy.banner)?.[1];
+  ui = await openUi(url!);
+  client = await connectStreamable(upstream.streamableUrl, { proxyUrl: proxy.url, caPem: proxy.caPem });
+}, 30_000);
+
+afterAll(async () => {
+  await client?.client.close();
+  await proxy?.stop();
+  await upstream?.close();
+});
+
+const echo = (message: string) => client.client.callTool({ name: "echo", arguments: { message } });
+const text = (result: unknown): string => ((result as { content: { text: string }[] }).content[0]?.text ?? "");
+
+describe("--intercept on HTTP request bodies", () => {
+  it("holds an echo call until it is forwarded; what is not selected (tools/list) is never held", async () => {
+    await client.client.listTools();
+    const call = echo("as sent");
+    const [held] = await waitHeld(ui);
+    expect(held).toMatchObject({ direction: "client_to_server", method: "tools/call", tool: "echo" });
+    expect(held!.message).toMatchObject({ params: { name: "echo", arguments: { message: "as sent" } } });
+    const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
+    // Held: the server has not seen it.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(upstream.counters.toolCallsByName.get("echo") ?? 0).toBe(before);
+    expect((await release(ui, { hold: held!.hold, action: "forward" })).status).toBe(200);
+    expect(text(await call)).toBe("Echo: as sent");
+    const record = await proxy.waitForRecord((r) => r.event === "intercept");
+    expect(record).toMatchObject({ action: "forwarded", tool: "echo", method: "tools/call", direction: "client_to_server" });
+  });
+
+  it("an edit reaches the server as judged and recorded: the server echoes the edit, and the edit has its own rpc record", async () => {
+    const call = echo("original");
+    const [held] = await waitHeld(ui);
+    const edited = structuredClone(held!.message) as { params: { arguments: { message: string } } };
+    edited.params.arguments.message = "edited at the proxy";
+    expect((await release(ui, { hold: held!.hold, action: "edit", message: edited })).status).toBe(200);
+    // The server's own reading of what it received is its echo.
+    expect(text(await call)).toBe("Echo: edited at the proxy");
+    const record = await proxy.waitForRecord((r) => r.event === "intercept" && r.action === "edited");
+    expect(record.message).toMatchObject({ params: { arguments: { message: "original" } } });
+    expect(record.edited).toMatchObject({ params: { arguments: { message: "edited at the proxy" } } });
+    const calls = (await proxy.records()).filter((r) => r.event === "rpc" && r.tool === "echo" && r.kind === "request");
+    expect(calls.map((r) => (r.params as { arguments: { message: string } }).arguments.message)).toContain("edited at the proxy");
+    const answer = await proxy.waitForRecord((r) => r.event === "rpc" && r.kind === "response" && JSON.stringify(r.result).includes("edited at the proxy"));
+    expect(answer.tool).toBe("echo");
+  });
+
+  it("a drop answers the client with error -32054 and the server never sees the call", async () => {
+    const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
+    const call = echo("to drop").then(
+      () => null,
+      (err: { code?: number; message: string }) => err,
+    );
+    const [held] = await waitHeld(ui);
+    expect((await release(ui, { hold: held!.hold, action: "drop" })).status).toBe(200);
+    const err = await call;
+    expect(err?.code).toBe(-32054);
+    expect(err?.message).toMatch(/dropped at the proxy/);
+    expect(upstream.counters.toolCallsByName.get("echo") ?? 0).toBe(before);
+    await proxy.waitForRecord((r) => r.event === "intercept" && r.action === "dropped" && r.level === "warn");
+  });
+
+  it("a call nobody releases is dropped after --intercept-timeout (fail closed)", async () => {
+    const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
+    const started = Date.now();
+    const err = await echo("nobody looks").then(
+      () => null,
+      (e: { code?: number; message: string }) => e,
+    );
+    expect(err?.code).toBe(-32054);
+    expect(err?.message).toMatch(/intercept timeout/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(upstream.counters.toolCallsByName.get("echo") ?? 0).toBe(before);
+    const record = await proxy.waitForRecord((r) => r.event === "intercept" && r.action === "timeout");
+    expect(record.heldMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+  }, 15_000);
+
+  it("a release of a message no longer held is refused with 409", async () => {
+    expect((await release(ui, { hold: "999999", action: "forward" })).status).toBe(409);
+  });
+});
