@@ -45,10 +45,11 @@ export class StdioTap {
   private readonly outputs: Record<Direction, OrderedOutput> | null;
 
   constructor(private readonly o: StdioTapOptions) {
-    this.fromClientFramer = new LineFramer(o.maxInspectBytes, this.sink("client_to_server"));
-    this.fromServerFramer = new LineFramer(o.maxInspectBytes, this.sink("server_to_client"));
+    // Before the framers: their sinks forward through these.
     const waiting = o.intercept?.maxWaitingBytes ?? 0;
     this.outputs = o.intercept ? { client_to_server: new OrderedOutput(o.toServer, waiting), server_to_client: new OrderedOutput(o.toClient, waiting) } : null;
+    this.fromClientFramer = new LineFramer(o.maxInspectBytes, this.sink("client_to_server"));
+    this.fromServerFramer = new LineFramer(o.maxInspectBytes, this.sink("server_to_client"));
   }
 
   get enforcing(): boolean {
@@ -238,6 +239,9 @@ export class StdioTap {
         if (release.send === "nothing") {
           const toRequester = direction === "client_to_server" ? this.o.toClient : this.o.toServer;
           for (const r of requests) toRequester(jsonLine(droppedError(r.id!, release.reason)));
+          // A dropped answer: whoever waits for it gets the error in its place rather than silence.
+          const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+          for (const a of answers) slot.send(jsonLine(droppedError(a.id!, release.reason)));
           return;
         }
         const line = jsonLine(release.message);
