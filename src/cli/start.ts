@@ -26,7 +26,7 @@ import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
 import { createInterceptor, type InterceptSettings } from "../intercept/create-interceptor.js";
-import { interceptedRequestHold } from "../intercept/http-hold.js";
+import { interceptHooks } from "../intercept/http-hold.js";
 
 export interface StartOptions {
   host: string;
@@ -146,7 +146,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: (pipe, flow, limits, inner, judgeEdited) => interceptedRequestHold(intercept, pipe, flow, limits, inner, judgeEdited) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

@@ -1,11 +1,12 @@
 import type { Charge } from "../budget/inspect-budget.js";
 import { answerClient } from "../mcp/enforce.js";
 import type { McpFlow } from "../mcp/flow.js";
-import { droppedError, isEnforcedDeny, policyError } from "../mcp/replies.js";
+import { droppedError, isEnforcedDeny, policyError, replacementForServerMessage } from "../mcp/replies.js";
 import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
 import type { MessageHandler } from "../mcp/tracker.js";
 import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import type { Interceptor } from "./interceptor.js";
+import type { RequestInterceptHook, ResponseInterceptHook } from "../mcp/addon.js";
 
 export interface HttpInterceptOptions {
   /** Without an enforce-mode hold to wrap: the body held up to this size (a larger one passes, as in monitor mode). */
@@ -67,4 +68,47 @@ export function interceptedRequestHold(
 
 function requestsOf(judged: readonly Judged[]): RpcEvent[] {
   return judged.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+}
+
+/**
+ * `--intercept` on an HTTP JSON response, once its messages are judged: `out` is what would go out instead of
+ * the body (enforce mode's replacement), null for the body as received. Returns what goes out instead (sent as
+ * `application/json`), null for the body as received. Dropped: each answer in it reaches its client as error
+ * -32054. Edited: the edit answers the requests the original answered, is judged and recorded, and goes out
+ * (in enforce mode with what the policy denies in it replaced, as for any answer).
+ */
+export async function interceptedResponse(
+  interceptor: Interceptor,
+  pipeline: MessageHandler,
+  flow: McpFlow,
+  judged: readonly Judged[],
+  out: Buffer | null,
+  judgeEdited: (body: Buffer) => Promise<Judged[]>,
+  removeDeniedTools: boolean,
+): Promise<Buffer | null> {
+  if (!interceptor.matches(judged)) return out;
+  const batch = judged.some((j) => j.event.batch !== undefined);
+  const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
+  const message = out && out.length > 0 ? (JSON.parse(out.toString("utf8")) as unknown) : batch ? messages : messages[0];
+  const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, message);
+  if (release.send === "original") return out;
+  if (release.send === "nothing") {
+    const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+    const errors = answers.map((a) => droppedError(a.id!, release.reason));
+    return Buffer.from(errors.length === 0 ? "" : JSON.stringify(batch ? errors : errors[0]));
+  }
+  for (const j of judged) if (j.event.answered) pipeline.tracker.correlator.add(j.event.answered);
+  const bytes = Buffer.from(JSON.stringify(release.message) ?? "null");
+  const rejudged = await judgeEdited(bytes);
+  if (!rejudged.some(isEnforcedDeny)) return bytes;
+  const replaced = rejudged.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
+  return Buffer.from(replaced.length === 0 ? "" : JSON.stringify(Array.isArray(release.message) ? replaced : replaced[0]));
+}
+
+/** The MCP addon's `--intercept` hooks for HTTP bodies, holding through `interceptor`. */
+export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean): { request: RequestInterceptHook; response: ResponseInterceptHook } {
+  return {
+    request: (pipeline, flow, limits, inner, judgeEdited) => interceptedRequestHold(interceptor, pipeline, flow, limits, inner, judgeEdited),
+    response: (pipeline, flow, judged, out, judgeEdited) => interceptedResponse(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
+  };
 }

@@ -34,9 +34,15 @@ export interface McpAddonOptions {
   maxJsonDepth?: number;
   /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
   enforce?: EnforceOptions;
-  /** `--intercept`: request bodies with a message it selects wait for a person before they go upstream. */
-  intercept?: RequestInterceptHook;
+  /** `--intercept`: request and JSON response bodies with a message it selects wait for a person before they go on. */
+  intercept?: { request: RequestInterceptHook; response: ResponseInterceptHook };
 }
+
+/**
+ * What `--intercept` does with a judged JSON response (src/intercept/http-hold.ts): `out` is what would go out
+ * instead of the body (null: the body as received); returns what goes out instead (null: the body).
+ */
+export type ResponseInterceptHook = (pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], out: Buffer | null, judgeEdited: (body: Buffer) => Promise<Judged[]>) => Promise<Buffer | null>;
 
 /**
  * Makes the hold of one request body for `--intercept` (src/intercept/http-hold.ts): it wraps enforce mode's
@@ -200,7 +206,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     }
     const judgeEdited = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "client_to_server", { "content-type": "application/json" }, take, undefined), body);
     const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {};
-    flow.ex.holdRequest(opts.intercept(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
+    flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
   return {
@@ -252,6 +258,25 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       const mode = head.mode;
       if (mode === "ignored") return;
+      const intercept = opts.intercept;
+      const judgeEditedResponse = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "server_to_client", { "content-type": "application/json" }, take, undefined), body);
+      if (!opts.enforce && intercept && mode === "json") {
+        // Monitor mode with --intercept: the body is held whole, judged by its tap, then held for a person if selected.
+        const judged: Judged[] = [];
+        const tap = decoder(flow, "server_to_client", ex.response.headers, (j) => judged.push(...j));
+        ex.tapResponse(tap);
+        ex.rewriteResponse({
+          kind: "whole",
+          maxBytes: opts.maxInspectBytes,
+          ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
+          rewrite: async (body) => {
+            if (body === null) return null;
+            await tap.done;
+            return intercept.response(pipeline, flow, judged, null, judgeEditedResponse);
+          },
+        });
+        return;
+      }
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -260,7 +285,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
       // Subscribed now, while the body is still to come: the whole body is judged once it has all arrived.
       const decoded = decodedOnce(ex, "server_to_client", headers, opts.maxInspectBytes);
-      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce);
+      const hold = intercept ? (events: Judged[], out: Buffer | null) => intercept.response(pipeline, flow, events, out, judgeEditedResponse) : undefined;
+      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce, hold);
     },
 
     exchangeEnd(ex) {

@@ -117,12 +117,15 @@ export type ResponseDecoder = (take: (judged: Judged[]) => void) => BodyDecoderT
  * framed and judged, the way a lenient client undoes it: see body/stream-reading). The rewriter acts on the
  * judgements each body or event returns; one of an MCP exchange that returns none is not passed on.
  */
-export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions): void {
-  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts);
+export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
+  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts, hold);
   if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts);
 }
 
-function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
+/** `--intercept` on a judged JSON response: `out` what would go out instead (null: the body); returns what goes out instead. */
+export type ResponseHold = (events: Judged[], out: Buffer | null) => Promise<Buffer | null>;
+
+function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
   // The body is judged when the rewriter has it whole (its content coding undone by the exchange's
   // decoded-body source, whose tap has ended by then); the exchange's end waits for that judgement.
   flow.ex.rewriteResponse({
@@ -143,11 +146,12 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
         return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
       }
-      if (!events.some(isEnforcedDeny)) return null;
+      if (!events.some(isEnforcedDeny)) return hold ? hold(events, null) : null;
       if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
       const out = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       const batch = events.some((j) => j.event.batch !== undefined);
-      return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+      const replaced = Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+      return hold ? hold(events, replaced) : replaced;
     },
   });
 }

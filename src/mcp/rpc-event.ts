@@ -1,5 +1,5 @@
 import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
-import type { Direction } from "./correlator.js";
+import type { Direction, PendingRequest } from "./correlator.js";
 import type { Decision } from "./decision.js";
 
 export type Transport = "streamable-http" | "http+sse" | "stdio";
@@ -62,6 +62,8 @@ export interface RpcEvent extends MessageContext {
   call?: string;
   round?: number;
   roundProblem?: string;
+  /** Of an answer: the pending request it took from the correlator (an intercepted answer that is edited puts it back, to be answered by the edit). */
+  answered?: PendingRequest;
   /** Set by the pipeline for the record; enforcement reads the decision the pipeline returns (`Judged`). */
   decision?: Decision;
 }

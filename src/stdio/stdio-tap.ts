@@ -244,6 +244,8 @@ export class StdioTap {
           for (const a of answers) slot.send(jsonLine(droppedError(a.id!, release.reason)));
           return;
         }
+        // An edited answer answers the request its original took.
+        for (const j of judged) if (j.event.answered) this.o.pipeline.tracker.correlator.add(j.event.answered);
         const line = jsonLine(release.message);
         this.onLine(direction, line.subarray(0, line.length - 1), line, (b) => slot.send(b), true);
       })

@@ -6,12 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { accepted, json, rpcResult, startScriptedUpstream, type ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
 import { openUi, release, waitHeld, type UiSession } from "./ui-client.js";
 
 let upstream: McpUpstream;
 let proxy: TestProxy;
 let client: ConnectedClient<unknown>;
 let ui: UiSession;
+let jsonServer: ScriptedUpstream;
+let jsonClient: ConnectedClient<unknown>;
 
 const TIMEOUT_MS = 3_000;
 
@@ -25,6 +28,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.client.close();
+  await jsonClient?.client.close();
+  await jsonServer?.close();
   await proxy?.stop();
   await upstream?.close();
 });
@@ -98,5 +103,52 @@ describe("--intercept on HTTP request bodies", () => {
 
   it("a release of a message no longer held is refused with 409", async () => {
     expect((await release(ui, { hold: "999999", action: "forward" })).status).toBe(409);
+  });
+});
+
+describe("--intercept on HTTP JSON responses (a server that answers application/json)", () => {
+  beforeAll(async () => {
+    jsonServer = await startScriptedUpstream();
+    jsonServer.route("GET", "/mcp", (_req, res) => {
+      res.writeHead(405);
+      res.end();
+    });
+    jsonServer.route("POST", "/mcp", (req, res) => {
+      const m = req.json as { id?: number; method: string; params?: { arguments?: { message?: string } } };
+      if (m.id === undefined) return accepted(res);
+      if (m.method === "initialize") return json(res, rpcResult(m.id, { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "json-server", version: "1.0.0" } }));
+      return json(res, rpcResult(m.id, { content: [{ type: "text", text: `Echo: ${m.params?.arguments?.message ?? ""}` }] }));
+    });
+    jsonClient = await connectStreamable(`${jsonServer.url}/mcp`, { proxyUrl: proxy.url, caPem: proxy.caPem });
+  });
+
+  it("holds the answer too (tool:echo selects it): an edited answer is what the client reads, judged and recorded", async () => {
+    const call = jsonClient.client.callTool({ name: "echo", arguments: { message: "to a JSON server" } });
+    const [request] = await waitHeld(ui);
+    expect(request).toMatchObject({ direction: "client_to_server", tool: "echo" });
+    expect((await release(ui, { hold: request!.hold, action: "forward" })).status).toBe(200);
+    const [answer] = await waitHeld(ui);
+    expect(answer).toMatchObject({ direction: "server_to_client", tool: "echo", message: { result: { content: [{ text: "Echo: to a JSON server" }] } } });
+    const edited = structuredClone(answer!.message) as { result: { content: { text: string }[] } };
+    edited.result.content[0]!.text = "answer edited at the proxy";
+    expect((await release(ui, { hold: answer!.hold, action: "edit", message: edited })).status).toBe(200);
+    expect(text(await call)).toBe("answer edited at the proxy");
+    const responses = (await proxy.records()).filter((r) => r.event === "rpc" && r.kind === "response" && r.tool === "echo" && r.server === jsonServer.server);
+    // What arrived, then what went out: both answers of request the client sent, the edit with its latency.
+    expect(responses.map((r) => (r.result as { content: { text: string }[] }).content[0]!.text)).toEqual(["Echo: to a JSON server", "answer edited at the proxy"]);
+    expect(responses[1]!.reason).toBeUndefined();
+  });
+
+  it("a dropped answer reaches the client as error -32054", async () => {
+    const call = jsonClient.client.callTool({ name: "echo", arguments: { message: "answer to drop" } }).then(
+      () => null,
+      (e: { code?: number; message: string }) => e,
+    );
+    const [request] = await waitHeld(ui);
+    expect((await release(ui, { hold: request!.hold, action: "forward" })).status).toBe(200);
+    const [answer] = await waitHeld(ui);
+    expect(answer!.direction).toBe("server_to_client");
+    expect((await release(ui, { hold: answer!.hold, action: "drop" })).status).toBe(200);
+    expect((await call)?.code).toBe(-32054);
   });
 });

@@ -53,7 +53,7 @@ describe("intercept in the web UI", () => {
     await waitInPage(page, `document.querySelector(".held-item textarea")?.value.includes("from the agent")`, "the held call in the page");
     expect(await page.$eval(".held-head", (e) => e.textContent ?? "")).toContain("echo");
     await page.$eval(".held-item textarea", (t) => {
-      const area = t as HTMLTextAreaElement;
+      const area = t as unknown as { value: string; dispatchEvent(e: unknown): boolean };
       area.value = area.value.replace("from the agent", "typed in the UI");
       area.dispatchEvent(new Event("input", { bubbles: true }));
     });
