@@ -1,12 +1,12 @@
 import type { Charge } from "../budget/inspect-budget.js";
 import { answerClient } from "../mcp/enforce.js";
 import type { McpFlow } from "../mcp/flow.js";
-import { droppedError, isEnforcedDeny, policyError, replacementForServerMessage } from "../mcp/replies.js";
+import { DROPPED_EVENT, droppedError, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "../mcp/replies.js";
 import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
 import type { MessageHandler } from "../mcp/tracker.js";
 import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import type { Interceptor } from "./interceptor.js";
-import type { RequestInterceptHook, ResponseInterceptHook } from "../mcp/addon.js";
+import type { InterceptHooks } from "../mcp/addon.js";
 
 export interface HttpInterceptOptions {
   /** Without an enforce-mode hold to wrap: the body held up to this size (a larger one passes, as in monitor mode). */
@@ -106,9 +106,45 @@ export async function interceptedResponse(
 }
 
 /** The MCP addon's `--intercept` hooks for HTTP bodies, holding through `interceptor`. */
-export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean): { request: RequestInterceptHook; response: ResponseInterceptHook } {
+export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean): InterceptHooks {
   return {
+    event: (pipeline, flow, judged, out, judgeEdited) => interceptedEvent(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
     request: (pipeline, flow, limits, inner, judgeEdited) => interceptedRequestHold(interceptor, pipeline, flow, limits, inner, judgeEdited),
     response: (pipeline, flow, judged, out, judgeEdited) => interceptedResponse(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
   };
+}
+
+/**
+ * `--intercept` on one judged event of an event stream: `out` is what would go out for it (the event as received,
+ * or enforce mode's replacement). Selected: a promise of what goes out instead, and the events after it wait for
+ * it (the stream is not read meanwhile). Dropped: each answer in it reaches its client as error -32054, in an
+ * event of its own. Edited: judged and recorded as the answer the original was, then sent as one event.
+ */
+export function interceptedEvent(
+  interceptor: Interceptor,
+  pipeline: MessageHandler,
+  flow: McpFlow,
+  judged: readonly Judged[],
+  out: Buffer,
+  judgeEdited: (body: Buffer) => Promise<Judged[]>,
+  removeDeniedTools: boolean,
+): Buffer | Promise<Buffer> {
+  if (!interceptor.matches(judged)) return out;
+  return (async () => {
+    const batch = judged.some((j) => j.event.batch !== undefined);
+    const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
+    const id = judged[0]?.event.sseEventId;
+    const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, batch ? messages : messages[0]);
+    if (release.send === "original") return out;
+    if (release.send === "nothing") {
+      const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+      return Buffer.concat(answers.map((a) => sseEvent(droppedError(a.id!, release.reason))));
+    }
+    for (const j of judged) if (j.event.answered) pipeline.tracker.correlator.add(j.event.answered);
+    const rejudged = await judgeEdited(Buffer.from(JSON.stringify(release.message) ?? "null"));
+    if (!rejudged.some(isEnforcedDeny)) return sseEvent(release.message, id);
+    const replaced = rejudged.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
+    if (replaced.length === 0) return DROPPED_EVENT;
+    return sseEvent(Array.isArray(release.message) ? replaced : replaced[0], id);
+  })();
 }

@@ -35,7 +35,15 @@ export interface McpAddonOptions {
   /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
   enforce?: EnforceOptions;
   /** `--intercept`: request and JSON response bodies with a message it selects wait for a person before they go on. */
-  intercept?: { request: RequestInterceptHook; response: ResponseInterceptHook };
+  intercept?: InterceptHooks;
+}
+
+/** `--intercept`'s holds of HTTP bodies and events (src/intercept/http-hold.ts). */
+export interface InterceptHooks {
+  request: RequestInterceptHook;
+  response: ResponseInterceptHook;
+  /** One judged event (`out`: what would go out for it); a promise holds the stream. */
+  event: (pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], out: Buffer, judgeEdited: (body: Buffer) => Promise<Judged[]>) => Buffer | Promise<Buffer>;
 }
 
 /**
@@ -209,6 +217,36 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
+  /**
+   * Monitor mode with --intercept on an event stream (identity-coded: the proxy asks for that): each event is
+   * judged as it is framed, then goes on, or is held for a person when the filter selects it.
+   */
+  const interceptEvents = (flow: McpFlow, intercept: InterceptHooks, judgeEdited: (body: Buffer) => Promise<Judged[]>): void => {
+    const ex = flow.ex;
+    let take: ((judged: Judged[]) => void) | null = null;
+    const tap = decoder(flow, "server_to_client", ex.response!.headers, (j) => take?.(j));
+    // The decoder is fed by the rewriter, event by event: this tap only ends it.
+    ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
+    // A legacy stream's session answers what the proxy drops on its POSTs through this.
+    flow.injector = ex.rewriteResponse({
+      kind: "events",
+      maxEventBytes: opts.maxInspectBytes,
+      ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
+      event: (raw) => {
+        const judged: Judged[] = [];
+        take = (j) => judged.push(...j);
+        try {
+          tap.data(raw);
+        } finally {
+          take = null;
+        }
+        return intercept.event(pipeline, flow, judged, raw, judgeEdited);
+      },
+      // Passed on as it comes, uninspected, as monitor mode does.
+      oversized: () => void pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: forwarded uninspected", 0),
+    });
+  };
+
   return {
     name: "mcp",
     requestHeaders(ex) {
@@ -218,7 +256,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const hinted = legacy !== undefined || h["mcp-session-id"] !== undefined || h["mcp-protocol-version"] !== undefined || h["mcp-method"] !== undefined;
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
-      if (opts.enforce) stripContentCoding(ex);
+      // --intercept holds whole responses and events: it asks for them unencoded, as enforce mode does.
+      if (opts.enforce || opts.intercept) stripContentCoding(ex);
       // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode
       // every message of such a body is unreadable (refused with -32052 or, for a body of none, an id-less error).
       const types = headerLines(ex.request.rawHeaders, "content-type").length;
@@ -277,6 +316,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         });
         return;
       }
+      if (!opts.enforce && intercept && mode === "sse" && !contentCoded(ex.response.headers)) {
+        interceptEvents(flow, intercept, judgeEditedResponse);
+        return;
+      }
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -285,7 +328,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
       // Subscribed now, while the body is still to come: the whole body is judged once it has all arrived.
       const decoded = decodedOnce(ex, "server_to_client", headers, opts.maxInspectBytes);
-      const hold = intercept ? (events: Judged[], out: Buffer | null) => intercept.response(pipeline, flow, events, out, judgeEditedResponse) : undefined;
+      const hold = intercept
+        ? {
+            whole: (events: Judged[], out: Buffer | null) => intercept.response(pipeline, flow, events, out, judgeEditedResponse),
+            event: (events: Judged[], out: Buffer) => intercept.event(pipeline, flow, events, out, judgeEditedResponse),
+          }
+        : undefined;
       enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce, hold);
     },
 
@@ -377,6 +425,11 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
       end: ({ problem }) => resolve({ bytes: decoded.view(), problem }),
     });
   });
+}
+
+function contentCoded(h: Exchange["request"]["headers"]): boolean {
+  const parsed = parseContentEncoding(h["content-encoding"]);
+  return h["content-encoding"] !== undefined && !(parsed.ok && parsed.codings.length === 0);
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {

@@ -117,13 +117,15 @@ export type ResponseDecoder = (take: (judged: Judged[]) => void) => BodyDecoderT
  * framed and judged, the way a lenient client undoes it: see body/stream-reading). The rewriter acts on the
  * judgements each body or event returns; one of an MCP exchange that returns none is not passed on.
  */
-export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
-  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts, hold);
-  if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts);
+export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions, hold?: { whole: ResponseHold; event: EventHold }): void {
+  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts, hold?.whole);
+  if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts, hold?.event);
 }
 
 /** `--intercept` on a judged JSON response: `out` what would go out instead (null: the body); returns what goes out instead. */
 export type ResponseHold = (events: Judged[], out: Buffer | null) => Promise<Buffer | null>;
+/** `--intercept` on a judged event: `out` what would go out for it; a promise holds the stream. */
+export type EventHold = (events: Judged[], out: Buffer) => Buffer | Promise<Buffer>;
 
 function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
   // The body is judged when the rewriter has it whole (its content coding undone by the exchange's
@@ -198,7 +200,7 @@ function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to
   return judged;
 }
 
-function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
+function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: EventHold): void {
   const ex = flow.ex;
   // Events are judged one at a time, in order, as the rewriter frames them: each call gets its own judgements.
   let take: ((judged: Judged[]) => void) | null = null;
@@ -265,11 +267,12 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         }
       }
       // What was judged is what goes on: the escaped event when its line breaks were escaped.
-      if (!events.some(isEnforcedDeny)) return raw;
+      if (!events.some(isEnforcedDeny)) return hold ? hold(events, raw) : raw;
       const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       if (replaced.length === 0) return DROPPED_EVENT;
       const id = events[0]?.event.sseEventId;
-      return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+      const out = sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+      return hold ? hold(events, out) : out;
     },
     // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
     // (the event may have been their answer), recorded with the event's own denial.

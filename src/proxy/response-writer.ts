@@ -150,18 +150,46 @@ function sendEvents(
   res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
   sendHeadNow(res);
   const queued: Buffer[] = [];
-  const write = (raw: Buffer): void => {
+  /** Events behind one the rewriter holds (a promise): written in order once it settles. */
+  const behind: (Buffer | Promise<Buffer>)[] = [];
+  let holding = false;
+  const send = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw)) {
       upRes.pause();
-      res.once("drain", () => upRes.resume());
+      res.once("drain", () => !holding && upRes.resume());
     }
+  };
+  const write = (raw: Buffer | Promise<Buffer>): void => {
+    if (!holding && Buffer.isBuffer(raw)) return send(raw);
+    behind.push(raw);
+    if (holding) return;
+    holding = true;
+    // Nothing more is read from the upstream while an event is held: what waits is what was read already.
+    upRes.pause();
+    void release();
+  };
+  const release = async (): Promise<void> => {
+    while (behind.length > 0) {
+      const next = behind.shift()!;
+      let out: Buffer;
+      try {
+        out = await next;
+      } catch {
+        broken = true;
+        out = Buffer.alloc(0);
+      }
+      if (!res.destroyed) send(out);
+    }
+    holding = false;
+    if (!res.writableNeedDrain) upRes.resume();
+    if (ended) finish();
   };
   const drainQueue = (): void => {
     while (queued.length > 0) write(queued.shift()!);
   };
   // Once an event could not be judged, nothing more of the upstream's stream is passed on.
   let broken = false;
-  const judged = (raw: Buffer): Buffer => {
+  const judged = (raw: Buffer): Buffer | Promise<Buffer> => {
     if (broken) return Buffer.alloc(0);
     try {
       return rewriter.event(raw);
@@ -190,7 +218,7 @@ function sendEvents(
     (raw) => {
       const closed = Buffer.concat([raw, Buffer.from("\n\n")]);
       const out = judged(closed);
-      write(out === closed ? raw : out);
+      write(Buffer.isBuffer(out) ? (out === closed ? raw : out) : out.then((b) => (b === closed ? raw : b)));
     },
     () => {
       if (broken || !rewriter.oversizedEnd) return;
@@ -208,8 +236,14 @@ function sendEvents(
     if (!framer.midEvent) drainQueue();
   };
   for (const raw of ex.injected.splice(0)) ex.injectNow(raw);
+  let ended = false;
   const finish = (): void => {
-    framer.flush();
+    if (!ended) {
+      ended = true;
+      framer.flush();
+    }
+    // An event still held: the stream ends once it (and what waits behind it) is written.
+    if (holding) return;
     drainQueue();
     taps.end();
     ex.injectNow = null;

@@ -49,9 +49,16 @@ describe("--intercept on HTTP request bodies", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(upstream.counters.toolCallsByName.get("echo") ?? 0).toBe(before);
     expect((await release(ui, { hold: held!.hold, action: "forward" })).status).toBe(200);
+    // Its answer comes in an SSE event (server-everything answers on an event stream): held too.
+    const [answer] = await waitHeld(ui);
+    expect(answer).toMatchObject({ direction: "server_to_client", tool: "echo", message: { result: { content: [{ text: "Echo: as sent" }] } } });
+    expect((await release(ui, { hold: answer!.hold, action: "forward" })).status).toBe(200);
     expect(text(await call)).toBe("Echo: as sent");
-    const record = await proxy.waitForRecord((r) => r.event === "intercept");
-    expect(record).toMatchObject({ action: "forwarded", tool: "echo", method: "tools/call", direction: "client_to_server" });
+    const records = await proxy.waitForRecords((r) => r.event === "intercept", 2);
+    expect(records.map((r) => [r.direction, r.action, r.tool])).toEqual([
+      ["client_to_server", "forwarded", "echo"],
+      ["server_to_client", "forwarded", "echo"],
+    ]);
   });
 
   it("an edit reaches the server as judged and recorded: the server echoes the edit, and the edit has its own rpc record", async () => {
@@ -60,15 +67,24 @@ describe("--intercept on HTTP request bodies", () => {
     const edited = structuredClone(held!.message) as { params: { arguments: { message: string } } };
     edited.params.arguments.message = "edited at the proxy";
     expect((await release(ui, { hold: held!.hold, action: "edit", message: edited })).status).toBe(200);
-    // The server's own reading of what it received is its echo.
-    expect(text(await call)).toBe("Echo: edited at the proxy");
+    // The server's own reading of what it received is its echo (in the answer, held in turn: an SSE event edited).
+    const [answer] = await waitHeld(ui);
+    expect(answer!.message).toMatchObject({ result: { content: [{ text: "Echo: edited at the proxy" }] } });
+    const out = structuredClone(answer!.message) as { result: { content: { text: string }[] } };
+    out.result.content[0]!.text = "Echo: edited at the proxy, and on the way back";
+    expect((await release(ui, { hold: answer!.hold, action: "edit", message: out })).status).toBe(200);
+    expect(text(await call)).toBe("Echo: edited at the proxy, and on the way back");
     const record = await proxy.waitForRecord((r) => r.event === "intercept" && r.action === "edited");
     expect(record.message).toMatchObject({ params: { arguments: { message: "original" } } });
     expect(record.edited).toMatchObject({ params: { arguments: { message: "edited at the proxy" } } });
     const calls = (await proxy.records()).filter((r) => r.event === "rpc" && r.tool === "echo" && r.kind === "request");
     expect(calls.map((r) => (r.params as { arguments: { message: string } }).arguments.message)).toContain("edited at the proxy");
-    const answer = await proxy.waitForRecord((r) => r.event === "rpc" && r.kind === "response" && JSON.stringify(r.result).includes("edited at the proxy"));
-    expect(answer.tool).toBe("echo");
+    const answers = await proxy.waitForRecords((r) => r.event === "rpc" && r.kind === "response" && JSON.stringify(r.result).includes("edited at the proxy"), 2);
+    // The server's answer, then the edit that went out: both the answer to the call (no "no pending request").
+    expect(answers.map((r) => [r.tool, r.reason])).toEqual([
+      ["echo", undefined],
+      ["echo", undefined],
+    ]);
   });
 
   it("a drop answers the client with error -32054 and the server never sees the call", async () => {

@@ -58,10 +58,14 @@ describe("intercept in the web UI", () => {
       area.dispatchEvent(new Event("input", { bubbles: true }));
     });
     await page.click(".held-item button.edit");
+    // The server's answer (an SSE event) is held in turn: forwarded as it is.
+    await waitInPage(page, `document.querySelector(".held-item textarea")?.value.includes("Echo: typed in the UI")`, "the held answer in the page");
+    await page.click(".held-item button.forward");
     expect(text(await call)).toBe("Echo: typed in the UI");
     await waitInPage(page, `document.querySelector(".held-item") === null`, "the held list to empty");
-    const record = await proxy.waitForRecord((r) => r.event === "intercept");
+    const [record, answer] = await proxy.waitForRecords((r) => r.event === "intercept", 2);
     expect(record).toMatchObject({ action: "edited", edited: { params: { arguments: { message: "typed in the UI" } } } });
+    expect(answer).toMatchObject({ action: "forwarded", direction: "server_to_client" });
   });
 
   it("a page on another origin cannot release a held call, even knowing the page's token and nonce", async () => {
@@ -99,6 +103,8 @@ describe("intercept in the web UI", () => {
     // Still held, untouched: the server has not seen it.
     expect((await heldList(api)).map((h) => h.hold)).toEqual([held!.hold]);
     expect((await release(api, { hold: held!.hold, action: "forward" })).status).toBe(200);
+    const [answer] = await waitHeld(api);
+    expect((await release(api, { hold: answer!.hold, action: "forward" })).status).toBe(200);
     expect(text(await call)).toBe("Echo: held while a foreign page tries");
   });
 });
