@@ -6,7 +6,7 @@ import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
 import type { MessageHandler } from "../mcp/tracker.js";
 import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import type { Interceptor } from "./interceptor.js";
-import type { InterceptHooks } from "../mcp/addon.js";
+import type { InterceptHooks } from "../mcp/intercept-hooks.js";
 
 export interface HttpInterceptOptions {
   /** Without an enforce-mode hold to wrap: the body held up to this size (a larger one passes, as in monitor mode). */
@@ -66,6 +66,11 @@ export function interceptedRequestHold(
   };
 }
 
+/** The answers (results and errors) with an id among judged messages: whoever waits for them gets an error if they are dropped. */
+function answersOf(judged: readonly Judged[]): RpcEvent[] {
+  return judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+}
+
 function requestsOf(judged: readonly Judged[]): RpcEvent[] {
   return judged.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
 }
@@ -93,7 +98,7 @@ export async function interceptedResponse(
   const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, message);
   if (release.send === "original") return out;
   if (release.send === "nothing") {
-    const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+    const answers = answersOf(judged);
     const errors = answers.map((a) => droppedError(a.id!, release.reason));
     return Buffer.from(errors.length === 0 ? "" : JSON.stringify(batch ? errors : errors[0]));
   }
@@ -137,7 +142,7 @@ export function interceptedEvent(
     const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, batch ? messages : messages[0]);
     if (release.send === "original") return out;
     if (release.send === "nothing") {
-      const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+      const answers = answersOf(judged);
       return Buffer.concat(answers.map((a) => sseEvent(droppedError(a.id!, release.reason))));
     }
     for (const j of judged) if (j.event.answered) pipeline.tracker.correlator.add(j.event.answered);

@@ -5,8 +5,8 @@ import type { InspectBudget } from "../budget/inspect-budget.js";
 import { inspectPeer } from "./inspect-peer.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { decodedBody } from "../proxy/decoded-body.js";
-import type { Addon, Exchange, RequestHold } from "../proxy/exchange.js";
-import type { Charge } from "../budget/inspect-budget.js";
+import type { Addon, Exchange } from "../proxy/exchange.js";
+import { interceptMonitoredResponse, type InterceptHooks } from "./intercept-hooks.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
@@ -37,32 +37,6 @@ export interface McpAddonOptions {
   /** `--intercept`: request and JSON response bodies with a message it selects wait for a person before they go on. */
   intercept?: InterceptHooks;
 }
-
-/** `--intercept`'s holds of HTTP bodies and events (src/intercept/http-hold.ts). */
-export interface InterceptHooks {
-  request: RequestInterceptHook;
-  response: ResponseInterceptHook;
-  /** One judged event (`out`: what would go out for it); a promise holds the stream. */
-  event: (pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], out: Buffer, judgeEdited: (body: Buffer) => Promise<Judged[]>) => Buffer | Promise<Buffer>;
-}
-
-/**
- * What `--intercept` does with a judged JSON response (src/intercept/http-hold.ts): `out` is what would go out
- * instead of the body (null: the body as received); returns what goes out instead (null: the body).
- */
-export type ResponseInterceptHook = (pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], out: Buffer | null, judgeEdited: (body: Buffer) => Promise<Judged[]>) => Promise<Buffer | null>;
-
-/**
- * Makes the hold of one request body for `--intercept` (src/intercept/http-hold.ts): it wraps enforce mode's
- * hold (`inner`, or none in monitor mode); `judgeEdited` judges and records an edited body as this exchange's.
- */
-export type RequestInterceptHook = (
-  pipeline: MessageHandler,
-  flow: McpFlow,
-  limits: { maxBytes: number; charge?: Charge },
-  inner: RequestHold | null,
-  judgeEdited: (body: Buffer) => Promise<Judged[]>,
-) => RequestHold;
 
 /**
  * Decodes the bodies of every exchange that carries MCP (beside forwarding, from copies) and hands each
@@ -217,36 +191,6 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
-  /**
-   * Monitor mode with --intercept on an event stream (identity-coded: the proxy asks for that): each event is
-   * judged as it is framed, then goes on, or is held for a person when the filter selects it.
-   */
-  const interceptEvents = (flow: McpFlow, intercept: InterceptHooks, judgeEdited: (body: Buffer) => Promise<Judged[]>): void => {
-    const ex = flow.ex;
-    let take: ((judged: Judged[]) => void) | null = null;
-    const tap = decoder(flow, "server_to_client", ex.response!.headers, (j) => take?.(j));
-    // The decoder is fed by the rewriter, event by event: this tap only ends it.
-    ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
-    // A legacy stream's session answers what the proxy drops on its POSTs through this.
-    flow.injector = ex.rewriteResponse({
-      kind: "events",
-      maxEventBytes: opts.maxInspectBytes,
-      ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
-      event: (raw) => {
-        const judged: Judged[] = [];
-        take = (j) => judged.push(...j);
-        try {
-          tap.data(raw);
-        } finally {
-          take = null;
-        }
-        return intercept.event(pipeline, flow, judged, raw, judgeEdited);
-      },
-      // Passed on as it comes, uninspected, as monitor mode does.
-      oversized: () => void pipeline.invalid(flow.context("server_to_client"), "event larger than --max-inspect-bytes: forwarded uninspected", 0),
-    });
-  };
-
   return {
     name: "mcp",
     requestHeaders(ex) {
@@ -299,27 +243,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (mode === "ignored") return;
       const intercept = opts.intercept;
       const judgeEditedResponse = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "server_to_client", { "content-type": "application/json" }, take, undefined), body);
-      if (!opts.enforce && intercept && mode === "json") {
-        // Monitor mode with --intercept: the body is held whole, judged by its tap, then held for a person if selected.
-        const judged: Judged[] = [];
-        const tap = decoder(flow, "server_to_client", ex.response.headers, (j) => judged.push(...j));
-        ex.tapResponse(tap);
-        ex.rewriteResponse({
-          kind: "whole",
-          maxBytes: opts.maxInspectBytes,
-          ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
-          rewrite: async (body) => {
-            if (body === null) return null;
-            await tap.done;
-            return intercept.response(pipeline, flow, judged, null, judgeEditedResponse);
-          },
-        });
-        return;
-      }
-      if (!opts.enforce && intercept && mode === "sse" && !contentCoded(ex.response.headers)) {
-        interceptEvents(flow, intercept, judgeEditedResponse);
-        return;
-      }
+      // Monitor mode with --intercept: JSON bodies and (identity-coded) event streams are judged before they go on.
+      if (!opts.enforce && intercept && interceptMonitoredResponse(pipeline, flow, mode, intercept, (take) => decoder(flow, "server_to_client", ex.response!.headers, take), judgeEditedResponse, opts)) return;
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -425,11 +350,6 @@ function decodedOnce(ex: Exchange, direction: Direction, headers: Exchange["requ
       end: ({ problem }) => resolve({ bytes: decoded.view(), problem }),
     });
   });
-}
-
-function contentCoded(h: Exchange["request"]["headers"]): boolean {
-  const parsed = parseContentEncoding(h["content-encoding"]);
-  return h["content-encoding"] !== undefined && !(parsed.ok && parsed.codings.length === 0);
 }
 
 function carriesBody(h: Exchange["request"]["headers"]): boolean {
