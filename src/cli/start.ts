@@ -140,7 +140,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const budget = new InspectBudget(opts.maxInspectMemory ?? DEFAULT_MAX_INSPECT_MEMORY);
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
-  const intercept = opts.intercept ? createInterceptor(opts.intercept, sink, payloadOptions(opts)) : undefined;
+  const intercept = opts.intercept ? createInterceptor(opts.intercept, sink, payloadOptions(opts), opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,

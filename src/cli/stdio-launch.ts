@@ -44,7 +44,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const log = sink.logger;
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const interceptSettings = interceptOf(o);
-  const intercept = interceptSettings ? createInterceptor(interceptSettings, sink, payloadOptions(o)) : undefined;
+  const intercept = interceptSettings ? createInterceptor(interceptSettings, sink, payloadOptions(o), o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
   const ui = await startUi(sink, uiPortOf(o), intercept);
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });

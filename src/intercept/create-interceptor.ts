@@ -13,7 +13,8 @@ export interface InterceptSettings {
 }
 
 /** The interceptor of a proxy or a stdio launch, writing its records to `sink`. */
-export function createInterceptor(settings: InterceptSettings, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): Interceptor {
+/** `maxInspectBytes`: the largest message the proxy judges; an edit past it is refused. */
+export function createInterceptor(settings: InterceptSettings, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions, maxInspectBytes: number): Interceptor {
   const filter = parseInterceptFilter(settings.filter);
   const queue = new HoldQueue({ maxBytes: settings.maxBytes ?? DEFAULT_INTERCEPT_MAX_BYTES, maxEntries: DEFAULT_INTERCEPT_MAX_ENTRIES, timeoutMs: settings.timeoutMs });
   return new Interceptor({
@@ -22,5 +23,6 @@ export function createInterceptor(settings: InterceptSettings, sink: Pick<LogSin
     write: (record, loud) => sink.logger[loud ? "warn" : "info"](record),
     scrub: (record) => sink.secrets.scrub(record),
     payloads,
+    maxEditBytes: maxInspectBytes,
   });
 }

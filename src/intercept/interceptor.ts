@@ -18,6 +18,8 @@ export interface InterceptorOptions {
   /** The exchange's and session's known credentials removed by value (the log sink's table). */
   scrub<T extends Record<string, unknown>>(record: T): T;
   payloads: PayloadOptions;
+  /** An edit larger than this (as JSON) could not be judged whole (`--max-inspect-bytes`): it is refused. */
+  maxEditBytes: number;
 }
 
 /** What the transport does with a held message: send it (as it was, or as edited) or answer its sender. */
@@ -80,14 +82,17 @@ export class Interceptor {
 
   /**
    * A person's answer from the UI. `edited`: the message as they left it (masked values they did not touch are
-   * put back). False when the message is no longer held.
+   * put back). False when the message is no longer held; a string says why an edit is refused (it stays held).
    */
-  release(hold: string, action: "forward" | "drop" | "edit", edited?: unknown): boolean {
+  release(hold: string, action: "forward" | "drop" | "edit", edited?: unknown): boolean | string {
     const entry = this.o.queue.get(hold);
     if (!entry) return false;
     if (action === "forward") return this.o.queue.settle(hold, { action: "forwarded" });
     if (action === "drop") return this.o.queue.settle(hold, { action: "dropped" });
     const message = unmaskEdit(edited, this.view(entry).message, entry.message);
+    // What goes out must be judged whole, as any message is: an edit past what the proxy inspects is not sent.
+    const bytes = Buffer.byteLength(JSON.stringify(message) ?? "");
+    if (bytes > this.o.maxEditBytes) return `the edit is ${bytes} bytes, more than --max-inspect-bytes (${this.o.maxEditBytes}): it could not be judged`;
     return this.o.queue.settle(hold, { action: "edited", message });
   }
 

@@ -20,7 +20,7 @@ const records: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   queue = new HoldQueue({ maxBytes: 1 << 20, maxEntries: 16, timeoutMs: 60_000 });
-  interceptor = new Interceptor({ filter: () => true, queue, write: (r) => void records.push(r), scrub: (r) => r, payloads: { payloads: "full", maxPayloadBytes: 65536 } });
+  interceptor = new Interceptor({ filter: () => true, queue, write: (r) => void records.push(r), scrub: (r) => r, payloads: { payloads: "full", maxPayloadBytes: 65536 }, maxEditBytes: 4096 });
   live = await startUiServer({ port: 0, history: new RecordHistory(1000, 1 << 20), source: { kind: "live", follow: true, description: "live proxy" }, intercept: interceptor });
   readOnly = await startUiServer({ port: 0, history: new RecordHistory(1000, 1 << 20), source: { kind: "files", follow: false, description: "capture.ndjson" } });
   ui = await openUi(live.url);

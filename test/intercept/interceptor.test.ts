@@ -21,7 +21,7 @@ function judgedCall(tool: string, args: Record<string, unknown>, action: "allow"
 function interceptor(limits: { maxBytes?: number; maxEntries?: number; timeoutMs?: number } = {}) {
   const records: Record<string, unknown>[] = [];
   const queue = new HoldQueue({ maxBytes: limits.maxBytes ?? 1 << 20, maxEntries: limits.maxEntries ?? 16, timeoutMs: limits.timeoutMs ?? 60_000 });
-  const i = new Interceptor({ filter: parseInterceptFilter("tool:echo"), queue, write: (r) => void records.push(r), scrub: (r) => r, payloads: { payloads: "full", maxPayloadBytes: 65536 } });
+  const i = new Interceptor({ filter: parseInterceptFilter("tool:echo"), queue, write: (r) => void records.push(r), scrub: (r) => r, payloads: { payloads: "full", maxPayloadBytes: 65536 }, maxEditBytes: 4096 });
   return { i, queue, records };
 }
 
@@ -70,6 +70,20 @@ describe("the hold queue is bounded", () => {
     expect(records.at(-1)).toMatchObject({ action: "timeout", id: 1, tool: "echo", direction: "client_to_server" });
     expect(i.queue.bytes).toBe(0);
     expect(i.release("1", "forward")).toBe(false);
+  });
+});
+
+describe("an edit must be judged whole", () => {
+  it("an edit larger than --max-inspect-bytes is refused with the reason, and the message stays held", async () => {
+    const { i } = interceptor();
+    const m = judgedCall("echo", { message: "x" });
+    const done = i.hold(place, m.judged, m.message);
+    const [view] = i.list();
+    const refusal = i.release(view!.hold, "edit", { ...m.message, params: { name: "echo", arguments: { message: "z".repeat(5000) } } });
+    expect(refusal).toMatch(/more than --max-inspect-bytes/);
+    expect(i.list()).toHaveLength(1);
+    expect(i.release(view!.hold, "forward")).toBe(true);
+    expect(await done).toEqual({ send: "original" });
   });
 });
 

@@ -5,8 +5,8 @@
 export interface HeldActions {
   /** The held messages as the page lists them (masked). */
   list(): unknown[];
-  /** False when the message is no longer held. */
-  release(hold: string, action: ReleaseAction, edited?: unknown): boolean;
+  /** False when the message is no longer held; a string: why the action is refused (the message stays held). */
+  release(hold: string, action: ReleaseAction, edited?: unknown): boolean | string;
 }
 
 export type ReleaseAction = "forward" | "drop" | "edit";

@@ -125,7 +125,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
         const parsed = parseRelease(text);
         if (typeof parsed === "string") return end(res, 400, parsed);
         const done = intercept.release(parsed.hold, parsed.action, parsed.message);
-        if (done) send(res, "application/json", JSON.stringify({ ok: true }));
+        if (typeof done === "string") send(res, "application/json", JSON.stringify({ ok: false, error: done }), 422);
+        else if (done) send(res, "application/json", JSON.stringify({ ok: true }));
         else send(res, "application/json", JSON.stringify({ ok: false, error: "no longer held (released already, or timed out)" }), 409);
       },
       () => end(res, 400, "action body not read"),

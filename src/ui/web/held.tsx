@@ -33,7 +33,14 @@ export async function act(path: string, body: unknown): Promise<string | null> {
     body: JSON.stringify(body),
   });
   if (res.ok) return null;
-  return (await res.text()).trim() || `HTTP ${res.status}`;
+  const text = (await res.text()).trim();
+  try {
+    const answer = JSON.parse(text) as { error?: unknown };
+    if (typeof answer.error === "string") return answer.error;
+  } catch {
+    // Plain text: shown as it is.
+  }
+  return text || `HTTP ${res.status}`;
 }
 
 /** The messages `--intercept` holds: each forwarded as it is, edited then forwarded, or dropped. */
