@@ -213,7 +213,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     stop(reason) {
       stopping ??= (async () => {
         // Held messages are dropped (their senders answered) so that their exchanges can end.
-        intercept?.queue.dropAll();
+        intercept?.queue.dropAll("the proxy is stopping");
         await server.close(opts.graceMs);
         policy.flushEvictions();
         await ui?.close();

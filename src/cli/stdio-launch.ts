@@ -84,7 +84,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
   const end = await relay.done;
-  intercept?.queue.dropAll();
+  intercept?.queue.dropAll("the server exited");
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   stderrRecorder.end();
   const code = end.kind === "exit" ? exitStatus(end.code, end.signal) : spawnFailed(end, command, log, server);

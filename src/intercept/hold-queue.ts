@@ -4,7 +4,7 @@ import type { RequestId } from "../mcp/jsonrpc.js";
 /** What was done with a held message. */
 export type HeldAction = "forwarded" | "edited" | "dropped" | "timeout";
 
-export type HoldOutcome = { action: "forwarded" } | { action: "edited"; message: unknown } | { action: "dropped" } | { action: "timeout" };
+export type HoldOutcome = { action: "forwarded" } | { action: "edited"; message: unknown } | { action: "dropped"; reason?: string } | { action: "timeout" };
 
 /** What a held message is about: shown in the UI's list and written in its `intercept` record. */
 export interface HeldInfo {
@@ -100,8 +100,13 @@ export class HoldQueue {
   }
 
   /** Every held message dropped (the proxy stops). */
-  dropAll(): void {
-    for (const hold of [...this.waiting.keys()]) this.settle(hold, { action: "dropped" });
+  dropAll(reason?: string): void {
+    for (const hold of [...this.waiting.keys()]) this.settle(hold, { action: "dropped", ...(reason ? { reason } : {}) });
+  }
+
+  /** The held messages of one exchange dropped: its client went away, nobody is left to send them for. */
+  dropFlow(flow: string, reason: string): void {
+    for (const [hold, w] of [...this.waiting]) if (w.entry.flow === flow) this.settle(hold, { action: "dropped", reason });
   }
 
   /** Called whenever the list changes; returns the unsubscribe. */

@@ -113,6 +113,7 @@ export async function interceptedResponse(
 /** The MCP addon's `--intercept` hooks for HTTP bodies, holding through `interceptor`. */
 export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean): InterceptHooks {
   return {
+    ended: (flow) => interceptor.queue.dropFlow(flow, "its exchange ended before it was released (the client went away?)"),
     event: (pipeline, flow, judged, out, judgeEdited) => interceptedEvent(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
     request: (pipeline, flow, limits, inner, judgeEdited) => interceptedRequestHold(interceptor, pipeline, flow, limits, inner, judgeEdited),
     response: (pipeline, flow, judged, out, judgeEdited) => interceptedResponse(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),

@@ -68,7 +68,12 @@ export class Interceptor {
       return { send: "nothing", action: "dropped", reason };
     }
     const outcome = await waiting;
-    const reason = outcome.action === "timeout" ? `dropped at the proxy: not released within the intercept timeout (${this.o.queue.limits.timeoutMs} ms)` : "dropped at the proxy by the person intercepting it";
+    const reason =
+      outcome.action === "timeout"
+        ? `dropped at the proxy: not released within the intercept timeout (${this.o.queue.limits.timeoutMs} ms)`
+        : outcome.action === "dropped" && outcome.reason !== undefined
+          ? `dropped at the proxy: ${outcome.reason}`
+          : "dropped at the proxy by the person intercepting it";
     this.record(info, outcome, heldAt, message, outcome.action === "dropped" || outcome.action === "timeout" ? reason : undefined);
     if (outcome.action === "forwarded") return { send: "original" };
     if (outcome.action === "edited") return { send: "edited", message: outcome.message };

@@ -265,6 +265,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     exchangeEnd(ex) {
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
+      opts.intercept?.ended(ex.id);
       // A stage that throws here is reported by the addon chain (an `addon_error` record of this exchange).
       return Promise.allSettled(flow.decoding).then(() => finish(pipeline, flow));
     },

@@ -12,6 +12,8 @@ import type { MessageHandler } from "./tracker.js";
 export interface InterceptHooks {
   request: RequestInterceptHook;
   response: ResponseInterceptHook;
+  /** The exchange ended (its client went away, say): what it still holds is dropped. */
+  ended(flow: string): void;
   /** One judged event (`out`: what would go out for it); a promise holds the stream. */
   event: (pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], out: Buffer, judgeEdited: (body: Buffer) => Promise<Judged[]>) => Buffer | Promise<Buffer>;
 }

@@ -3,11 +3,12 @@
  * (real TLS); the call waits in the hold queue until released through the UI server's API, as the page does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
+import { fetch } from "undici";
+import { connectStreamable, createDispatcher, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
 import { accepted, json, rpcResult, startScriptedUpstream, type ScriptedUpstream } from "../helpers/scripted-mcp-upstream.js";
-import { openUi, release, waitHeld, type UiSession } from "./ui-client.js";
+import { heldList, openUi, release, waitHeld, type UiSession } from "./ui-client.js";
 
 let upstream: McpUpstream;
 let proxy: TestProxy;
@@ -116,6 +117,25 @@ describe("--intercept on HTTP request bodies", () => {
     const record = await proxy.waitForRecord((r) => r.event === "intercept" && r.action === "timeout");
     expect(record.heldMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
   }, 15_000);
+
+  it("a held call whose client goes away is dropped at once: it no longer takes a place in the queue", async () => {
+    const abort = new AbortController();
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 77, method: "tools/call", params: { name: "echo", arguments: { message: "then gone" } } });
+    const sent = fetch(upstream.streamableUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body,
+      signal: abort.signal,
+      dispatcher: createDispatcher({ proxyUrl: proxy.url, caPem: proxy.caPem }),
+    }).catch(() => null);
+    await waitHeld(ui);
+    abort.abort();
+    await sent;
+    const record = await proxy.waitForRecord((r) => r.event === "intercept" && r.id === 77);
+    expect(record).toMatchObject({ action: "dropped" });
+    expect(String(record.reason)).toMatch(/exchange ended/);
+    expect(await heldList(ui)).toEqual([]);
+  });
 
   it("a release of a message no longer held is refused with 409", async () => {
     expect((await release(ui, { hold: "999999", action: "forward" })).status).toBe(409);
