@@ -124,7 +124,7 @@ export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: B
 
 /** `--intercept` on a judged JSON response: `out` what would go out instead (null: the body); returns what goes out instead. */
 export type ResponseHold = (events: Judged[], out: Buffer | null) => Promise<Buffer | null>;
-/** `--intercept` on a judged event: `out` what would go out for it; a promise holds the stream. */
+/** `--intercept` on a judged event (`out`: what would go out for it); a promise holds the stream. */
 export type EventHold = (events: Judged[], out: Buffer) => Buffer | Promise<Buffer>;
 
 function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
