@@ -68,6 +68,23 @@ describe("intercept in the web UI", () => {
     expect(answer).toMatchObject({ action: "forwarded", direction: "server_to_client" });
   });
 
+  it("copy JSON gives the message as the edit sent it; copy as curl a command that sends it again", async () => {
+    await page.type(".filter", "tool:echo");
+    await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].some((c) => c.textContent === "echo")`, "the echo row");
+    const rows = await page.$$(".list .row");
+    await rows[rows.length - 1]!.click();
+    await waitInPage(page, `document.querySelector(".detail .copy-json")`, "the copy buttons");
+    await page.click(".detail .copy-json");
+    const copied = await waitInPage<string>(page, `document.querySelector(".detail .copied")?.value`, "the copied JSON");
+    expect(JSON.parse(copied)).toMatchObject({ jsonrpc: "2.0", method: "tools/call", params: { name: "echo", arguments: { message: "typed in the UI" } } });
+    await page.click(".detail .copy-curl");
+    await waitInPage(page, `document.querySelector(".detail .copied")?.value.startsWith("curl ")`, "the curl command");
+    const curl = await page.$eval(".detail .copied", (t) => (t as unknown as { value: string }).value);
+    expect(curl).toContain(`https://${new URL(upstream.streamableUrl).host}/mcp`);
+    expect(curl).toContain("mcp-session-id: ");
+    await page.$eval(".filter", (f) => ((f as unknown as { value: string }).value = ""));
+  });
+
   it("a page on another origin cannot release a held call, even knowing the page's token and nonce", async () => {
     const call = client.client.callTool({ name: "echo", arguments: { message: "held while a foreign page tries" } });
     const [held] = await waitHeld(api);
