@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { InterceptSettings } from "../intercept/create-interceptor.js";
+import { parseInterceptFilter } from "../intercept/filter.js";
 import { UsageError } from "../util/usage-error.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
 import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
@@ -67,6 +68,8 @@ function parseSeconds(value: string): number {
 export function interceptOf(o: { intercept?: unknown; interceptTimeout?: unknown; ui?: unknown; uiPort?: unknown }): InterceptSettings | undefined {
   if (typeof o.intercept !== "string") return undefined;
   if (uiPortOf(o) === undefined) throw new UsageError("--intercept holds messages until they are released in the web UI: add --ui (or --ui-port N)");
+  // A filter that cannot be read is said before anything starts.
+  parseInterceptFilter(o.intercept);
   return { filter: o.intercept, timeoutMs: Math.round(((o.interceptTimeout as number | undefined) ?? 60) * 1000) };
 }
 
