@@ -1,5 +1,5 @@
 import { obj, str, type LogRecord } from "../../saved-logs/filters.js";
-import { shellQuote } from "../../replay/curl.js";
+import { shellQuote } from "../../util/shell-quote.js";
 
 /**
  * The JSON-RPC message an `rpc` record describes, rebuilt from its fields; null when the record cannot give it
