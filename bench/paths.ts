@@ -8,16 +8,16 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Child } from "./child.ts";
 import { waitFor } from "./time.ts";
-import { otlpReceiver, redisState, type Extra } from "./variants.ts";
+import { interceptNothing, otlpReceiver, redisState, type Extra } from "./variants.ts";
 
-export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap@base"] as const;
+export const PATH_NAMES = ["direct", "mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap+intercept", "mcp-wiretap@base"] as const;
 /** The build of another checkout (`--base DIR`), for a before/after in one run. */
 export const BASE_PATH = "mcp-wiretap@base";
 /**
  * mcp-wiretap with a deployment feature on (see variants.ts), or another build of it: measured for
  * throughput and CPU only.
  */
-export const VARIANT_PATHS: ReadonlySet<PathName> = new Set(["mcp-wiretap+otlp", "mcp-wiretap+state", BASE_PATH]);
+export const VARIANT_PATHS: ReadonlySet<PathName> = new Set(["mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap+intercept", BASE_PATH]);
 export type PathName = (typeof PATH_NAMES)[number];
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -72,6 +72,8 @@ export async function startPath(name: PathName, ctx: BenchContext): Promise<Runn
       return startWiretap(ctx, name, await otlpReceiver());
     case "mcp-wiretap+state":
       return startWiretap(ctx, name, await redisState(ctx.tmp));
+    case "mcp-wiretap+intercept":
+      return startWiretap(ctx, name, interceptNothing());
     case "mcp-wiretap@base":
       if (!ctx.baseDir) throw new PathUnavailable("no --base DIR given");
       return startWiretap(ctx, name, null, path.join(ctx.baseDir, "dist", "cli", "main.js"));

@@ -84,8 +84,9 @@ export function computeRatios(paths: PathResult[]): Record<string, number | null
   out["proxy CPU per request c=8: mcp-wiretap / bare-engine"] = ratio(cpu("mcp-wiretap"), cpu("bare-engine"));
   out["proxy CPU per request c=8: mcp-wiretap / mcp-wiretap@base"] = ratio(cpu("mcp-wiretap"), cpu("mcp-wiretap@base"));
   out["proxy CPU per request c=8: mcp-wiretap@base / bare-engine"] = ratio(cpu("mcp-wiretap@base"), cpu("bare-engine"));
+  out["proxy CPU per request c=8: mcp-wiretap+intercept / mcp-wiretap"] = ratio(cpu("mcp-wiretap+intercept"), cpu("mcp-wiretap"));
   out["throughput c=8: mcp-wiretap / mcp-wiretap@base"] = ratio(load(by("mcp-wiretap"), 8)?.reqPerSec, load(by("mcp-wiretap@base"), 8)?.reqPerSec);
-  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap@base"] as const) {
+  for (const name of ["mcp-wiretap", "bare-engine", "mitmdump", "mcp-wiretap+otlp", "mcp-wiretap+state", "mcp-wiretap+intercept", "mcp-wiretap@base"] as const) {
     for (const c of [1, 8, 32]) out[`p50 added over direct c=${c} (ms): ${name}`] = diff(load(by(name), c)?.latencyMs.p50, load(direct, c)?.latencyMs.p50);
     // Per event, against the direct copy of the same event that arrived alongside (see bench/sse-latency.ts).
     out[`SSE event p50 added (ms): ${name}`] = by(name)?.sse?.paired?.addedMs.p50 ?? null;

@@ -37,6 +37,14 @@ export async function otlpReceiver(): Promise<Extra> {
   };
 }
 
+/**
+ * `--intercept` on, with a filter no bench request matches: every request body (and JSON answer, and event) is
+ * held until judged, none waits for a person. Beside plain mcp-wiretap, what intercept costs when on.
+ */
+export function interceptNothing(): Extra {
+  return { args: ["--ui-port", "0", "--intercept", "tool:never-called-by-the-bench"], stop: async () => {} };
+}
+
 const STATE_POLICY = `# bench: every tools/call request is counted in Redis (a limit never reached)
 rateLimits:
   - name: bench-shared-counter

@@ -1,4 +1,7 @@
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import type { InterceptSettings } from "../intercept/create-interceptor.js";
+import { parseInterceptFilter } from "../intercept/filter.js";
+import { UsageError } from "../util/usage-error.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
 import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
 
@@ -46,11 +49,28 @@ export function addPayloadOptions(cmd: Command): Command {
     );
 }
 
-/** The live web UI: shared by `start`, `run` and `stdio`. */
+/** The live web UI and what it acts on: shared by `start`, `run` and `stdio`. */
 export function addUiOptions(cmd: Command): Command {
   return cmd
     .option("--ui", "serve the web UI on loopback (its URL, with a token, is printed on stderr)", false)
-    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort));
+    .addOption(new Option("--ui-port <port>", "port of the web UI, implies --ui (0: any free port; default 8081)").argParser(parsePort))
+    .option("--intercept <filter>", "hold each message tail's filter tokens select (e.g. 'tool:echo', 'method:tools/call dir:client') until it is forwarded, edited or dropped in the web UI; needs --ui")
+    .addOption(new Option("--intercept-timeout <seconds>", "a held message not released in this time is dropped (its sender gets an error)").default(60).argParser(parseSeconds));
+}
+
+function parseSeconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n > 0) || n > 86_400) throw new InvalidArgumentError("must be a number of seconds above 0 (at most 86400).");
+  return n;
+}
+
+/** `--intercept` and its timeout; undefined without it. Held messages are released in the web UI: it needs one. */
+export function interceptOf(o: { intercept?: unknown; interceptTimeout?: unknown; ui?: unknown; uiPort?: unknown }): InterceptSettings | undefined {
+  if (typeof o.intercept !== "string") return undefined;
+  if (uiPortOf(o) === undefined) throw new UsageError("--intercept holds messages until they are released in the web UI: add --ui (or --ui-port N)");
+  // A filter that cannot be read is said before anything starts.
+  parseInterceptFilter(o.intercept);
+  return { filter: o.intercept, timeoutMs: Math.round(((o.interceptTimeout as number | undefined) ?? 60) * 1000) };
 }
 
 /** `--ui` / `--ui-port` as the port to serve on; undefined: no UI. */
@@ -134,6 +154,7 @@ export function toStartOptions(o: Record<string, unknown>): StartOptions {
     },
     state: o.state as string | undefined,
     ...(uiPortOf(o) !== undefined ? { uiPort: uiPortOf(o)! } : {}),
+    ...(interceptOf(o) ? { intercept: interceptOf(o)! } : {}),
     keylog: (o.keylog as string | undefined) ?? (process.env.SSLKEYLOGFILE || undefined),
   };
 }

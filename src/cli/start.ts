@@ -25,6 +25,8 @@ import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipe
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
+import { createInterceptor, type InterceptSettings } from "../intercept/create-interceptor.js";
+import { interceptHooks } from "../intercept/http-hold.js";
 
 export interface StartOptions {
   host: string;
@@ -71,6 +73,8 @@ export interface StartOptions {
   clientHint?: boolean;
   /** Serve the web UI on this loopback port (0: any free port); absent: no UI. */
   uiPort?: number;
+  /** `--intercept`: messages it selects wait for a person in the web UI. */
+  intercept?: InterceptSettings;
   /** OpenTelemetry export (`--otlp-*`, OTEL_* variables). */
   otlp?: OtlpOptions;
   /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
@@ -136,12 +140,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const budget = new InspectBudget(opts.maxInspectMemory ?? DEFAULT_MAX_INSPECT_MEMORY);
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
+  const intercept = opts.intercept ? createInterceptor(opts.intercept, sink, payloadOptions(opts), opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -169,7 +174,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const ui =
     opts.uiPort === undefined
       ? null
-      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r)).catch(async (err: unknown) => {
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r), intercept).catch(async (err: unknown) => {
           await server.close(0);
           throw err;
         });
@@ -207,6 +212,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     caBundlePath: ca.bundlePath,
     stop(reason) {
       stopping ??= (async () => {
+        // Held messages are dropped (their senders answered) so that their exchanges can end.
+        intercept?.queue.dropAll("the proxy is stopping");
         await server.close(opts.graceMs);
         policy.flushEvictions();
         await ui?.close();

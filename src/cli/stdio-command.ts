@@ -20,6 +20,8 @@ export interface StdioOptions {
   payloads?: PayloadMode;
   maxPayloadBytes?: number;
   maxInspectBytes?: number;
+  intercept?: string;
+  interceptTimeout?: number;
 }
 
 export function registerStdioCommand(program: Command): Command {

@@ -13,7 +13,9 @@ import { ensurePrivateDir } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 import { VERSION } from "./package-info.js";
 import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
-import { uiPortOf } from "./proxy-options.js";
+import { interceptOf, uiPortOf } from "./proxy-options.js";
+import { createInterceptor } from "../intercept/create-interceptor.js";
+import type { HeldActions } from "../ui/server/held-actions.js";
 import type { StdioOptions } from "./stdio-command.js";
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -40,8 +42,10 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode);
   const sink = openSink(o, label);
   const log = sink.logger;
-  const ui = await startUi(sink, uiPortOf(o));
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
+  const interceptSettings = interceptOf(o);
+  const intercept = interceptSettings ? createInterceptor(interceptSettings, sink, payloadOptions(o), o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
+  const ui = await startUi(sink, uiPortOf(o), intercept);
   const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const stderrRecorder = new StderrRecorder(log, { server, session });
   const shownCommand = [command, ...args].map(redactLine);
@@ -56,6 +60,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
         session,
         maxInspectBytes,
         ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
+        ...(intercept ? { intercept } : {}),
         toServer: (b) => child.stdin!.write(b),
         toClient: (b) => process.stdout.write(b),
         onError: (err, direction) => log.error(stdioLineErrorRecord(server, session, direction, err)),
@@ -79,6 +84,7 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   };
   for (const s of FORWARDED_SIGNALS) process.on(s, forward);
   const end = await relay.done;
+  intercept?.queue.dropAll("the server exited");
   for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   stderrRecorder.end();
   const code = end.kind === "exit" ? exitStatus(end.code, end.signal) : spawnFailed(end, command, log, server);
@@ -114,10 +120,10 @@ function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
  * The live web UI of this launch, when asked for. The server matters more than its UI: a UI that cannot be
  * served (its port taken by another launch, say) is said on stderr and in the log, and the relay goes on.
  */
-async function startUi(sink: LogSink, port: number | undefined): Promise<{ close(): Promise<void>; flushEvictions(): void } | null> {
+async function startUi(sink: LogSink, port: number | undefined, intercept: HeldActions | undefined): Promise<{ close(): Promise<void>; flushEvictions(): void } | null> {
   if (port === undefined) return null;
   try {
-    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port, (r) => sink.logger.warn(r));
+    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port, (r) => sink.logger.warn(r), intercept);
     process.stderr.write(`mcp-wiretap stdio: UI: ${ui.url}\n`);
     return ui;
   } catch (err) {

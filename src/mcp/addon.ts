@@ -6,14 +6,16 @@ import { inspectPeer } from "./inspect-peer.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
+import { interceptMonitoredResponse, type InterceptHooks } from "./intercept-hooks.js";
 import { headerLines, headerValue } from "../proxy/headers.js";
 import { formatTarget } from "../proxy/target.js";
 import type { Direction } from "./correlator.js";
 import { splitBatch } from "./jsonrpc.js";
-import { enforceRequest, enforceResponse, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+import { enforceRequest, enforceResponse, judgeBody, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
+
 import { McpFlow } from "./flow.js";
 import { refusalOf, responseHead } from "./response-refusals.js";
-import { allJudged, type Judgement, type MessageContext } from "./rpc-event.js";
+import { allJudged, type Judged, type Judgement, type MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
 import { runEach } from "../util/run-each.js";
@@ -32,6 +34,8 @@ export interface McpAddonOptions {
   maxJsonDepth?: number;
   /** Enforce mode: hold requests and rewrite responses so that denied messages never reach their peer. */
   enforce?: EnforceOptions;
+  /** `--intercept`: request and JSON response bodies with a message it selects wait for a person before they go on. */
+  intercept?: InterceptHooks;
 }
 
 /**
@@ -168,12 +172,24 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
   // Enforce mode acts on what decoding the client's body returns, before forwarding it.
   const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) => {
-    if (!opts.enforce) return decoder(flow, "client_to_server", headers);
+    if (!opts.enforce && !opts.intercept) return decoder(flow, "client_to_server", headers);
     const judged: Judgement[] = [];
     const tap = decoder(flow, "client_to_server", headers, (j) => judged.push(...j));
     // A message waiting for shared state holds the body (and only it) until its judgement comes.
     flow.requestJudgements = tap.done.then(() => allJudged(judged));
     return tap;
+  };
+
+  /** Enforce mode holds the body until it is judged; `--intercept` until a person releases what it selects. */
+  const holdRequest = (flow: McpFlow, sniffed: boolean): void => {
+    const enforced = opts.enforce ? enforceRequest(pipeline, flow, opts.enforce, sniffed) : null;
+    if (!opts.intercept) {
+      if (enforced) flow.ex.holdRequest(enforced);
+      return;
+    }
+    const judgeEdited = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "client_to_server", { "content-type": "application/json" }, take, undefined), body);
+    const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {};
+    flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
   return {
@@ -185,7 +201,8 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const hinted = legacy !== undefined || h["mcp-session-id"] !== undefined || h["mcp-protocol-version"] !== undefined || h["mcp-method"] !== undefined;
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
-      if (opts.enforce) stripContentCoding(ex);
+      // --intercept holds whole responses and events: it asks for them unencoded, as enforce mode does.
+      if (opts.enforce || opts.intercept) stripContentCoding(ex);
       // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode
       // every message of such a body is unreadable (refused with -32052 or, for a body of none, an id-less error).
       const types = headerLines(ex.request.rawHeaders, "content-type").length;
@@ -194,7 +211,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (bodyModeFor(h["content-type"]) === "json") {
         flow.requestDecoder = requestDecoder(flow, h);
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce);
+        holdRequest(flow, false);
       } else if (ex.request.method === "POST" || carriesBody(h)) {
         // A lenient server may accept JSON-RPC under any content type (and on any method): such a body is read
         // too, judged before it is forwarded in enforce mode, recorded as the server would read it in monitor mode.
@@ -203,7 +220,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
         flow.requestDecoder = requestDecoder(flow, { ...h, "content-type": `application/json${charsets}` });
         flow.sniffedType = headerValue(h["content-type"]) ?? "none";
         ex.tapRequest(flow.requestDecoder);
-        if (opts.enforce) enforceRequest(pipeline, flow, opts.enforce, true);
+        holdRequest(flow, true);
       }
     },
 
@@ -225,6 +242,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       }
       const mode = head.mode;
       if (mode === "ignored") return;
+      const intercept = opts.intercept;
+      const judgeEditedResponse = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "server_to_client", { "content-type": "application/json" }, take, undefined), body);
+      // Monitor mode with --intercept: JSON bodies and (identity-coded) event streams are judged before they go on.
+      if (!opts.enforce && intercept && interceptMonitoredResponse(pipeline, flow, mode, intercept, (take) => decoder(flow, "server_to_client", ex.response!.headers, take), judgeEditedResponse, opts)) return;
       if (!opts.enforce) {
         ex.tapResponse(decoder(flow, "server_to_client", ex.response.headers));
         return;
@@ -233,12 +254,19 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const headers = mode === "sse" ? { ...ex.response.headers, "content-encoding": undefined } : ex.response.headers;
       // Subscribed now, while the body is still to come: the whole body is judged once it has all arrived.
       const decoded = decodedOnce(ex, "server_to_client", headers, opts.maxInspectBytes);
-      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce);
+      const hold = intercept
+        ? {
+            whole: (events: Judged[], out: Buffer | null) => intercept.response(pipeline, flow, events, out, judgeEditedResponse),
+            event: (events: Judged[], out: Buffer) => intercept.event(pipeline, flow, events, out, judgeEditedResponse),
+          }
+        : undefined;
+      enforceResponse(pipeline, flow, mode, (take) => decoder(flow, "server_to_client", headers, take, decoded), opts.enforce, hold);
     },
 
     exchangeEnd(ex) {
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
+      opts.intercept?.ended(ex.id);
       // A stage that throws here is reported by the addon chain (an `addon_error` record of this exchange).
       return Promise.allSettled(flow.decoding).then(() => finish(pipeline, flow));
     },

@@ -1,5 +1,5 @@
 import { charsetDoubt, charsetsOf, DEFAULT_MAX_STREAM_BYTES, parseContentEncoding, readStream, type BodyDecoderMode, type BodyDecoderTap } from "../body/index.js";
-import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
+import type { Exchange, RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
 import type { McpFlow } from "./flow.js";
@@ -29,12 +29,12 @@ export function stripContentCoding(ex: Exchange): void {
 }
 
 /**
- * Holds the client's body until its messages are judged. A denied request never reaches the upstream:
- * the client gets a policy error in the form it reads responses in.
+ * The hold of the client's body until its messages are judged (the caller installs it). A denied request never
+ * reaches the upstream: the client gets a policy error in the form it reads responses in.
  */
-export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, sniffed = false): void {
+export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: EnforceOptions, sniffed = false): RequestHold {
   const start = sniffed ? watchBodyStart(flow.ex) : null;
-  flow.ex.holdRequest({
+  return {
     maxBytes: opts.maxInspectBytes,
     ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {}),
     decide: async (body, why): Promise<RequestVerdict> => {
@@ -72,7 +72,7 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       flow.ex.replaceRequestHeader("content-type", "application/json");
       return { action: "forward", body: Buffer.from(JSON.stringify(replaceClientResponses(events))) };
     },
-  });
+  };
 }
 
 /** JSON text may start with whitespace; a body that is padding so far, or starts `{`, `[` or a BOM, may be JSON. */
@@ -117,12 +117,17 @@ export type ResponseDecoder = (take: (judged: Judgement[]) => void) => BodyDecod
  * framed and judged, the way a lenient client undoes it: see body/stream-reading). The rewriter acts on the
  * judgements each body or event returns; one of an MCP exchange that returns none is not passed on.
  */
-export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions): void {
-  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts);
-  if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts);
+export function enforceResponse(pipeline: MessageHandler, flow: McpFlow, mode: BodyDecoderMode, decoder: ResponseDecoder, opts: EnforceOptions, hold?: { whole: ResponseHold; event: EventHold }): void {
+  if (mode === "json") return enforceWholeResponse(pipeline, flow, decoder, opts, hold?.whole);
+  if (mode === "sse") enforceEventResponse(pipeline, flow, decoder, opts, hold?.event);
 }
 
-function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
+/** `--intercept` on a judged JSON response: `out` what would go out instead (null: the body); returns what goes out instead. */
+export type ResponseHold = (events: Judged[], out: Buffer | null) => Promise<Buffer | null>;
+/** `--intercept` on a judged event (`out`: what would go out for it); a promise holds the stream. */
+export type EventHold = (events: Judged[], out: Buffer) => Buffer | Promise<Buffer>;
+
+function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: ResponseHold): void {
   // The body is judged when the rewriter has it whole (its content coding undone by the exchange's
   // decoded-body source, whose tap has ended by then); the exchange's end waits for that judgement.
   flow.ex.rewriteResponse({
@@ -143,11 +148,12 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
         return answerUnread(pipeline, flow, await unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
       }
-      if (!events.some(isEnforcedDeny)) return null;
+      if (!events.some(isEnforcedDeny)) return hold ? hold(events, null) : null;
       if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
       const out = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
       const batch = events.some((j) => j.event.batch !== undefined);
-      return Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+      const replaced = Buffer.from(batch ? JSON.stringify(out) : out.length > 0 ? JSON.stringify(out[0]) : "");
+      return hold ? hold(events, replaced) : replaced;
     },
   });
 }
@@ -174,7 +180,7 @@ export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, op
 }
 
 /** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
-async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
+export async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
   const judged: Judgement[] = [];
   const tap = decoder((j) => judged.push(...j));
   tap.data(body);
@@ -194,7 +200,7 @@ async function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "cli
   return judged;
 }
 
-function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
+function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions, hold?: EventHold): void {
   const ex = flow.ex;
   // Events are judged one at a time, in order, as the rewriter frames them: each call gets its own judgements.
   let take: ((judged: Judgement[]) => void) | null = null;
@@ -280,7 +286,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   });
 
   /** What goes to the client for one judged event: itself, its denied messages replaced, or nothing. */
-  function sendable(raw: Buffer, doubt: string | null, events: Judged[]): Buffer {
+  function sendable(raw: Buffer, doubt: string | null, events: Judged[]): Buffer | Promise<Buffer> {
     // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
     // messages a client reads, and the doubt is what hides them from the proxy.
     if (doubt !== null) {
@@ -291,11 +297,12 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       }
     }
     // What was judged is what goes on: the escaped event when its line breaks were escaped.
-    if (!events.some(isEnforcedDeny)) return raw;
+    if (!events.some(isEnforcedDeny)) return hold ? hold(events, raw) : raw;
     const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
     if (replaced.length === 0) return DROPPED_EVENT;
     const id = events[0]?.event.sseEventId;
-    return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+    const out = sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+    return hold ? hold(events, out) : out;
   }
 }
 
@@ -368,7 +375,7 @@ function replaceClientResponses(events: Judged[]): unknown {
   return events.some((j) => j.event.batch !== undefined) ? out : out[0];
 }
 
-function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {
+export function answerClient(flow: McpFlow, errors: Record<string, unknown>[], batch: boolean): RequestVerdict {
   if (errors.length === 0) return respond(202, undefined, "");
   if (flow.legacy) {
     // Legacy transport: the POST is only acknowledged; answers travel on the session's GET stream.

@@ -26,6 +26,8 @@ export const UNREADABLE_MESSAGE = "mcp-wiretap: message cannot be read unambiguo
 /** Code of the error the proxy sends, in enforce mode, for a message whose judgement failed (fail closed). */
 export const JUDGEMENT_FAILED_CODE = -32053;
 export const JUDGEMENT_FAILED_MESSAGE = "mcp-wiretap could not judge this message";
+/** Code of the error the sender of an intercepted message gets when it was dropped (by a person, a timeout or a full queue). */
+export const INTERCEPT_DROPPED_CODE = -32054;
 
 /** MCP request ids are strings or integers (JSON-RPC would also allow null and fractions). */
 export type RequestId = string | number;

@@ -3,7 +3,7 @@
  * it trims, the SSE events it sends or drops. Pure functions of a message and its decision; the policy that
  * made the decision is not needed here.
  */
-import { JUDGEMENT_FAILED_CODE, JUDGEMENT_FAILED_MESSAGE, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "./jsonrpc.js";
+import { INTERCEPT_DROPPED_CODE, JUDGEMENT_FAILED_CODE, JUDGEMENT_FAILED_MESSAGE, POLICY_DENIED_CODE, POLICY_DENIED_MESSAGE, UNREADABLE_CODE, UNREADABLE_MESSAGE, type RequestId } from "./jsonrpc.js";
 import type { Decision } from "./decision.js";
 import type { Judged, RpcEvent } from "./rpc-event.js";
 
@@ -21,6 +21,11 @@ export const JUDGEMENT_FAILED_RULE = "judgement-failed";
 /** What enforce mode sends for a message it refuses as unreadable (-32052, distinct from a policy denial). */
 export function unreadableError(id: RequestId | null, reason: string): Record<string, unknown> {
   return { jsonrpc: "2.0", id, error: { code: UNREADABLE_CODE, message: `${UNREADABLE_MESSAGE}: ${reason}`, data: { reason } } };
+}
+
+/** What the sender of an intercepted request gets when it was dropped at the proxy (`reason` says by what). */
+export function droppedError(id: RequestId | null, reason: string): Record<string, unknown> {
+  return { jsonrpc: "2.0", id, error: { code: INTERCEPT_DROPPED_CODE, message: `mcp-wiretap: ${reason}`, data: { reason } } };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ClassifiedMessage, RequestId } from "./jsonrpc.js";
-import type { Direction } from "./correlator.js";
+import type { Direction, PendingRequest } from "./correlator.js";
 import type { Decision } from "./decision.js";
 
 export type Transport = "streamable-http" | "http+sse" | "stdio";
@@ -66,6 +66,8 @@ export interface RpcEvent extends MessageContext {
   task?: TaskMark;
   /** The answer carries the final result of a call made as a task: the method of that call (its rules judge it). */
   callMethod?: string;
+  /** Of an answer: the pending request it took from the correlator (an intercepted answer that is edited puts it back, to be answered by the edit). */
+  answered?: PendingRequest;
   /** Set by the pipeline for the record; enforcement reads the decision the pipeline returns (`Judged`). */
   decision?: Decision;
 }

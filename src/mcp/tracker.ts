@@ -136,6 +136,7 @@ export class McpTracker {
         if (!request && msg.id !== null) {
           event.reason = "no pending request with this id (a duplicate, a late answer, or its request came before the proxy started)";
         } else if (request) {
+          event.answered = request;
           event.method = request.method;
           event.tool = request.tool;
           event.latencyMs = now - request.startedAt;

@@ -6,6 +6,7 @@ import type { Message } from "./channel.js";
 import { isStateless, statelessHeaders, withStatelessMeta } from "./stateless.js";
 import type { SessionPlan } from "./session.js";
 import { FALLBACK_PROTOCOL_VERSION } from "./session.js";
+import { shellQuote } from "../util/shell-quote.js";
 
 export interface CurlTarget {
   transport: "streamable-http" | "http+sse" | "stdio";
@@ -17,9 +18,7 @@ export interface CurlTarget {
   headerNames: string[];
 }
 
-export function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 export function curlCommands(target: CurlTarget, plan: SessionPlan): string {
   const initialize: Message = {

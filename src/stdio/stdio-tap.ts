@@ -2,9 +2,18 @@ import type { Direction } from "../mcp/correlator.js";
 import { idKey, splitBatch, type RequestId } from "../mcp/jsonrpc.js";
 import type { Judged, Judgement } from "../mcp/rpc-event.js";
 import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
-import { answersNothing, asciiJson, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
+import { answersNothing, asciiJson, droppedError, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
-import { leadingId, readLine } from "./read-line.js";
+import { leadingId, readLine, type LineReading } from "./read-line.js";
+import { OrderedOutput } from "./ordered-output.js";
+
+/** What `--intercept` does for a launch: which judged lines it holds, and how each held one is released. */
+export interface LineIntercept {
+  matches(judged: readonly Judged[]): boolean;
+  hold(where: { flow: string; server: string; session: string | null; transport: "stdio" }, judged: readonly Judged[], message: unknown): Promise<{ send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; reason: string }>;
+  /** Bytes of lines that may wait behind held ones, each direction. */
+  readonly maxWaitingBytes: number;
+}
 
 export interface StdioTapOptions {
   /** Judges and records every message, and returns its decision. */
@@ -16,6 +25,8 @@ export interface StdioTapOptions {
   maxInspectBytes: number;
   /** Enforce mode: lines are held until judged; denied ones never reach their peer. */
   enforce?: { removeDeniedTools: boolean };
+  /** `--intercept` (src/intercept/): lines with a message it selects wait for a person; every line is forwarded once judged. */
+  intercept?: LineIntercept;
   toServer(bytes: Buffer): void;
   toClient(bytes: Buffer): void;
   /** A stage failed on a line (a pin store that cannot be written, say): reported, never thrown at the relay. */
@@ -30,8 +41,13 @@ export interface StdioTapOptions {
 export class StdioTap {
   private readonly fromClientFramer: LineFramer;
   private readonly fromServerFramer: LineFramer;
+  /** With `--intercept`: each direction's lines in order, those behind a held line waiting for it. */
+  private readonly outputs: Record<Direction, OrderedOutput> | null;
 
   constructor(private readonly o: StdioTapOptions) {
+    // Before the framers: their sinks forward through these.
+    const waiting = o.intercept?.maxWaitingBytes ?? 0;
+    this.outputs = o.intercept ? { client_to_server: new OrderedOutput(o.toServer, waiting), server_to_client: new OrderedOutput(o.toClient, waiting) } : null;
     this.fromClientFramer = new LineFramer(o.maxInspectBytes, this.sink("client_to_server"));
     this.fromServerFramer = new LineFramer(o.maxInspectBytes, this.sink("server_to_client"));
   }
@@ -40,13 +56,18 @@ export class StdioTap {
     return this.o.enforce !== undefined;
   }
 
+  /** Lines go out once framed and judged (enforce mode, `--intercept`); otherwise bytes go out as they come. */
+  private get byLine(): boolean {
+    return this.o.enforce !== undefined || this.o.intercept !== undefined;
+  }
+
   fromClient(chunk: Buffer): void {
-    if (!this.o.enforce) this.o.toServer(chunk);
+    if (!this.byLine) this.o.toServer(chunk);
     this.fromClientFramer.push(chunk);
   }
 
   fromServer(chunk: Buffer): void {
-    if (!this.o.enforce) this.o.toClient(chunk);
+    if (!this.byLine) this.o.toClient(chunk);
     this.fromServerFramer.push(chunk);
   }
 
@@ -75,7 +96,9 @@ export class StdioTap {
   }
 
   private sink(direction: Direction): LineSink {
-    const forward = direction === "client_to_server" ? (b: Buffer) => this.o.toServer(b) : (b: Buffer) => this.o.toClient(b);
+    const forward = this.forwarder(direction);
+    /** Monitor mode with `--intercept` forwards what it does not hold line by line, in order. */
+    const monitorByLine = !this.enforcing && this.byLine;
     let head: Buffer | null = null;
     return {
       line: (content, raw) => {
@@ -85,14 +108,18 @@ export class StdioTap {
           this.o.onError(err, direction);
           // Monitor mode has forwarded the bytes already; enforce mode cannot vouch for the line: it stays back.
           if (this.enforcing) this.answerUnreadable(direction, leadingId(raw), "internal error while judging it");
+          else if (monitorByLine) forward(raw);
         }
       },
       oversizedStart: (bytes) => {
         head = bytes;
+        if (monitorByLine) forward(bytes);
         // Server lines too large to judge are dropped in enforce mode as client ones are: nothing unjudged
         // reaches either peer.
       },
-      oversizedData: () => {},
+      oversizedData: (piece) => {
+        if (monitorByLine) forward(piece);
+      },
       oversizedEnd: (total) => {
         const enforced = this.enforcing;
         const what = `line of ${total} bytes is larger than --max-inspect-bytes (${this.o.maxInspectBytes})`;
@@ -108,11 +135,32 @@ export class StdioTap {
     };
   }
 
-  private onLine(direction: Direction, content: Buffer, raw: Buffer, forward: (b: Buffer) => void): void {
+  /** Where a direction's judged lines go: straight to the peer, or (`--intercept`) in order behind held ones. */
+  private forwarder(direction: Direction): (b: Buffer) => void {
+    const write = direction === "client_to_server" ? (b: Buffer) => this.o.toServer(b) : (b: Buffer) => this.o.toClient(b);
+    const output = this.outputs?.[direction];
+    if (!output) return write;
+    return (b) => {
+      if (output.send(b)) return;
+      // Too much waits behind held lines: this one is not forwarded, and a request in it is answered.
+      const reason = `dropped at the proxy: ${output.waitingBytes} bytes already wait behind intercepted messages`;
+      this.o.onError(new Error(`${reason}; line of ${b.length} bytes not forwarded`), direction);
+      const id = leadingId(b);
+      if (direction === "client_to_server" && id !== null) {
+        this.o.pipeline.tracker.correlator.answer(this.o.server, this.o.session, direction, id);
+        this.o.toClient(jsonLine(droppedError(id, reason)));
+      }
+    };
+  }
+
+  private onLine(direction: Direction, content: Buffer, raw: Buffer, forward: (b: Buffer) => void, edited = false): void {
     const reading = readLine(content);
     // Blank lines carry no message and are not recorded: monitor mode passes them on with the rest, enforce
     // mode drops them (nothing unrecorded reaches a peer).
-    if (reading.blank) return;
+    if (reading.blank) {
+      if (!this.enforcing && this.byLine) forward(raw);
+      return;
+    }
     const enforcing = this.enforcing;
     // Enforce mode refuses a line its readers disagree on, unless escaping makes them agree (then it forwards
     // that); monitor mode records the doubt when a reader reads what the record would not show.
@@ -140,7 +188,22 @@ export class StdioTap {
       const why = enforcing ? `${h.reason}; not forwarded` : h.reason;
       judged.push(atOnce(this.o.pipeline.message(this.context(direction, undefined, { readability: { reason: why, alternates: [] } }), h.message, Buffer.byteLength(JSON.stringify(h.message) ?? ""))));
     }
-    if (!this.o.enforce) return;
+    // A line with a message `--intercept` selects: what would go out waits for a person (an edit is not held again).
+    if (!edited && this.o.intercept?.matches(judged)) {
+      const out: Buffer[] = [];
+      this.send(direction, judged, reading, raw, problem, doubt, single, (b) => void out.push(b));
+      if (out.length > 0) this.holdLine(direction, judged, out);
+      return;
+    }
+    this.send(direction, judged, reading, raw, problem, doubt, single, forward);
+  }
+
+  /** What a judged line puts on the wire: monitor mode the line as read, enforce mode what the policy lets through. */
+  private send(direction: Direction, judged: Judged[], reading: LineReading, raw: Buffer, problem: string | undefined, doubt: string | undefined, single: ReturnType<typeof splitBatch> | null, forward: (b: Buffer) => void): void {
+    if (!this.o.enforce) {
+      if (this.byLine) forward(raw);
+      return;
+    }
     const events = judged.map((j) => j.event);
     // Read leniently, read otherwise by some reader, or JSON that is not JSON-RPC: its receiver might read it
     // otherwise. Refused whole, and whoever waits for an answer to any reading of it gets an error, not silence.
@@ -155,6 +218,39 @@ export class StdioTap {
     }
     if (direction === "client_to_server") this.enforceClientLine(judged, single.batch, forward);
     else this.enforceServerLine(judged, single.batch, forward);
+  }
+
+  /**
+   * Holds what a line would put on the wire in its place of the output. Forwarded: those bytes go out. Edited:
+   * the edit is read, judged and recorded as a line of its own, and what that puts on the wire goes out in the
+   * held line's place. Dropped or timed out: the requests in it are answered with error -32054.
+   */
+  private holdLine(direction: Direction, judged: Judged[], out: Buffer[]): void {
+    const slot = this.outputs![direction].reserve();
+    const message = heldMessage(out, judged);
+    void this.o.intercept!.hold({ flow: this.o.session, server: this.o.server, session: this.o.session, transport: "stdio" }, judged, message)
+      .then((release) => {
+        if (release.send === "original") {
+          for (const b of out) slot.send(b);
+          return;
+        }
+        const requests = judged.map((j) => j.event).filter((e) => e.kind === "request" && e.id !== null && e.id !== undefined);
+        for (const r of requests) this.o.pipeline.tracker.correlator.answer(this.o.server, this.o.session, r.direction, r.id!);
+        if (release.send === "nothing") {
+          const toRequester = direction === "client_to_server" ? this.o.toClient : this.o.toServer;
+          for (const r of requests) toRequester(jsonLine(droppedError(r.id!, release.reason)));
+          // A dropped answer: whoever waits for it gets the error in its place rather than silence.
+          const answers = judged.map((j) => j.event).filter((e) => (e.kind === "response" || e.kind === "error") && e.id !== null && e.id !== undefined);
+          for (const a of answers) slot.send(jsonLine(droppedError(a.id!, release.reason)));
+          return;
+        }
+        // An edited answer answers the request its original took.
+        for (const j of judged) if (j.event.answered) this.o.pipeline.tracker.correlator.add(j.event.answered);
+        const line = jsonLine(release.message);
+        this.onLine(direction, line.subarray(0, line.length - 1), line, (b) => slot.send(b), true);
+      })
+      .catch((err: unknown) => this.o.onError(err, direction))
+      .finally(() => slot.close());
   }
 
   /** A line refused whole: each request read in it gets -32052, and so does each pending request an answer read in it answered. */
@@ -231,4 +327,14 @@ function atOnce(j: Judgement): Judged {
  */
 function jsonLine(value: unknown): Buffer {
   return Buffer.from(`${asciiJson(value)}\n`);
+}
+
+/** The message a held line would carry, as its peer reads it: the bytes that would go out, else what was judged. */
+function heldMessage(out: readonly Buffer[], judged: readonly Judged[]): unknown {
+  try {
+    return JSON.parse(Buffer.concat(out).toString("utf8")) as unknown;
+  } catch {
+    const raws = judged.map((j) => j.event.raw).filter((r) => r !== undefined);
+    return raws.length === 1 ? raws[0] : raws;
+  }
 }

@@ -18,6 +18,7 @@ import {
   StopRecordSchema,
   TableEvictedRecordSchema,
 } from "./lifecycle.js";
+import { InterceptRecordSchema } from "./intercept.js";
 import { ClientTlsErrorRecordSchema, PolicyRecordSchema, RateLimitOverflowRecordSchema, RefusedRecordSchema, TunnelRecordSchema } from "./security.js";
 import { SpawnErrorRecordSchema, StderrRecordSchema, StdioAddonErrorRecordSchema, StdioStartRecordSchema, UiErrorRecordSchema } from "./stdio.js";
 
@@ -25,6 +26,7 @@ export * from "./auth.js";
 export { COMMON_FIELDS, DecisionSchema } from "./common.js";
 export * from "./exchange.js";
 export * from "./lifecycle.js";
+export * from "./intercept.js";
 export * from "./security.js";
 export * from "./stdio.js";
 
@@ -36,6 +38,7 @@ export const RECORD_SCHEMAS = {
   rpc: RpcRecordSchema,
   session: SessionRecordSchema,
   auth: AuthRecordSchema,
+  intercept: InterceptRecordSchema,
   policy: PolicyRecordSchema,
   rate_limit_overflow: RateLimitOverflowRecordSchema,
   state_unavailable: StateUnavailableRecordSchema,

@@ -35,9 +35,14 @@ export const SERVED_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export function servedPage(): string {
+/**
+ * The page a running server serves. `actions`: the page may act (release held messages): it carries the token
+ * and its own nonce, which every action sends back in headers (see action-guard.ts).
+ */
+export function servedPage(actions?: { token: string; nonce: string }): string {
+  const meta = actions ? `<meta name="wiretap-token" content="${escapeHtml(actions.token)}"><meta name="wiretap-nonce" content="${escapeHtml(actions.nonce)}">` : "";
   return (
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">${meta}<meta name="viewport" content="width=device-width">` +
     '<title>mcp-wiretap</title><link rel="stylesheet" href="/app.css"></head>' +
     '<body><div id="app"></div><script src="/app.js"></script></body></html>'
   );

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Duplex } from "node:stream";
 import { loadAssets, SERVED_CSP, servedPage } from "./assets.js";
 import { UiGuard } from "./guard.js";
+import { ActionGuard } from "./action-guard.js";
+import { parseRelease, type HeldActions } from "./held-actions.js";
 import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 
@@ -15,6 +17,8 @@ const FEED_FLUSH_BYTES = 128 * 1024;
 export const MAX_FEEDS = 32;
 /** A feed whose page has not read what it was sent for this long is dropped. */
 export const FEED_STALL_MS = 10_000;
+/** An edited message sent back from the page, at most. */
+const MAX_ACTION_BYTES = 8 * 1024 * 1024;
 /** SSE comment sent when idle, so that proxies and the browser keep the stream open. */
 const KEEPALIVE_MS = 15_000;
 
@@ -27,6 +31,8 @@ export interface UiServerOptions {
   feedStallMs?: number;
   /** Where dropped feeds are reported (`table_evicted`, table ui_feeds). */
   onEvicted?: EvictionSink;
+  /** `--intercept`: the held messages this UI lists and releases (a UI of saved files has none: read-only). */
+  intercept?: HeldActions;
 }
 
 export interface FeedUsage {
@@ -60,6 +66,7 @@ interface Feed {
 export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   const assets = loadAssets();
   let guard: UiGuard | null = null;
+  let actions: ActionGuard | null = null;
   const feeds = new Set<Feed>();
   const stallMs = opts.feedStallMs ?? FEED_STALL_MS;
   const evictions = new EvictionReport("ui_feeds", { maxEntries: MAX_FEEDS, maxBytes: MAX_FEEDS * FEED_FLUSH_BYTES }, opts.onEvicted ?? (() => undefined));
@@ -77,6 +84,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     if (!guard) return end(res, 503, "starting");
     const refusal = guard.check(req, url);
     if (refusal) return end(res, refusal.status, refusal.reason);
+    if (url.pathname.startsWith("/api/action/")) return action(req, res, url);
     if (req.method !== "GET" && req.method !== "HEAD") return end(res, 405, "method not allowed");
     if (url.pathname === "/") {
       if (guard.presentedInUrl(url)) {
@@ -84,7 +92,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
         res.writeHead(303, { "Set-Cookie": guard.setCookieHeader(), Location: "/" });
         return void res.end();
       }
-      return send(res, "text/html; charset=utf-8", servedPage());
+      return send(res, "text/html; charset=utf-8", servedPage(opts.intercept ? { token: guard.token, nonce: actions!.issue() } : undefined));
     }
     if (url.pathname === "/favicon.ico") {
       res.writeHead(204);
@@ -92,11 +100,38 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     }
     if (url.pathname === "/app.js") return send(res, "text/javascript; charset=utf-8", assets.js);
     if (url.pathname === "/app.css") return send(res, "text/css; charset=utf-8", assets.css);
-    if (url.pathname === "/api/info") return send(res, "application/json", JSON.stringify(opts.source));
+    if (url.pathname === "/api/info") return send(res, "application/json", JSON.stringify({ ...opts.source, intercept: opts.intercept !== undefined }));
+    if (url.pathname === "/api/intercept") return send(res, "application/json", JSON.stringify({ held: opts.intercept?.list() ?? [] }));
     if (url.pathname === "/api/records") return records(res, url);
     if (url.pathname === "/api/feed") return feed(req, res, url);
     return end(res, 404, "not found");
   });
+
+  /** State-changing requests: only a UI given something to act on has any, each checked by the action guard. */
+  function action(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const refusal = actions!.check(req);
+    if (refusal) {
+      req.resume();
+      return end(res, refusal.status, refusal.reason);
+    }
+    const intercept = opts.intercept;
+    if (url.pathname !== "/api/action/release" || !intercept) {
+      req.resume();
+      return end(res, 404, "no such action (a UI of saved logs is read-only)");
+    }
+    readJson(req, MAX_ACTION_BYTES).then(
+      (text) => {
+        if (text === null) return end(res, 413, "action body too large");
+        const parsed = parseRelease(text);
+        if (typeof parsed === "string") return end(res, 400, parsed);
+        const done = intercept.release(parsed.hold, parsed.action, parsed.message);
+        if (typeof done === "string") send(res, "application/json", JSON.stringify({ ok: false, error: done }), 422);
+        else if (done) send(res, "application/json", JSON.stringify({ ok: true }));
+        else send(res, "application/json", JSON.stringify({ ok: false, error: "no longer held (released already, or timed out)" }), 409);
+      },
+      () => end(res, 400, "action body not read"),
+    );
+  }
 
   function records(res: ServerResponse, url: URL): void {
     const from = Number(url.searchParams.get("from") ?? "0") || 0;
@@ -193,6 +228,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : opts.port;
   guard = new UiGuard(port);
+  actions = new ActionGuard(guard.token);
   const url = guard.url();
   return {
     port,
@@ -234,8 +270,27 @@ class FeedBatches {
   }
 }
 
-function send(res: ServerResponse, type: string, body: string): void {
-  res.writeHead(200, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
+/** The body of a request, up to `max` bytes (null past it: the rest is not read). */
+function readJson(req: IncomingMessage, max: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.removeAllListeners("data");
+        req.resume();
+        return resolve(null);
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function send(res: ServerResponse, type: string, body: string, status = 200): void {
+  res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
   res.end(body);
 }
 

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Detail } from "./detail.js";
+import { actionKeys, HeldMessages } from "./held.js";
 import { MessageList } from "./message-list.js";
 import type { Msg, Store } from "./model.js";
 import { Catalogs, Sessions, ToolStats } from "./panels.js";
@@ -18,6 +19,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
   const [open, setOpen] = useState(false);
   const [shownVersion, setShownVersion] = useState(version);
   const filterBox = useRef<HTMLInputElement>(null);
+  const canAct = useMemo(() => actionKeys() !== null, []);
 
   // Paused: the list stays as it is; what arrives meanwhile is counted.
   useEffect(() => {
@@ -111,6 +113,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
         ) : null}
       </header>
       {compiled.problems.length > 0 ? <div class="warn">Not understood: {compiled.problems.join(", ")}</div> : null}
+      {canAct ? <HeldMessages /> : null}
       <main class={open && selectedMsg && tab === "messages" ? "body with-detail" : "body"}>
         {tab === "messages" ? (
           <>

@@ -1,4 +1,6 @@
-import { obj, str, type LogRecord } from "../../saved-logs/filters.js";
+import { useState } from "preact/hooks";
+import { isHttps, obj, str, type LogRecord } from "../../saved-logs/filters.js";
+import { curlOf, messageOf } from "./copy.js";
 import { JsonView } from "./json-view.js";
 import { arrow, bytesOf, bytesText, idText, msText, timeOf } from "./format.js";
 import type { Msg, Store } from "./model.js";
@@ -54,6 +56,7 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
         </div>
       ))}
       <AppSources result={obj(r.result)} />
+      <Copies record={r} https={http ? isHttps(http) : true} />
       <Decision decision={obj(r.decision)} />
       {http ? <Http http={http} /> : null}
     </section>
@@ -102,6 +105,31 @@ function taskText(task: LogRecord | undefined): string | null {
     str(task.problem) ? `⚠ ${str(task.problem)}` : null,
   ];
   return parts.filter((p) => p !== null && p !== "").join(" · ");
+}
+
+/** Copy JSON and Copy as curl: to the clipboard when the page may write it, and shown to select either way. */
+function Copies({ record, https }: { record: LogRecord; https: boolean }) {
+  const [shown, setShown] = useState<string | null>(null);
+  const message = messageOf(record);
+  const curl = curlOf(record, https);
+  if (message === null) return null;
+  const copy = (text: string): void => {
+    setShown(text);
+    void navigator.clipboard?.writeText(text).catch(() => undefined);
+  };
+  return (
+    <div class="copies">
+      <button type="button" class="copy-json" onClick={() => copy(JSON.stringify(message, null, 2))}>
+        copy JSON
+      </button>
+      {curl !== null ? (
+        <button type="button" class="copy-curl" onClick={() => copy(curl)} title="credentials are not in the log: add them">
+          copy as curl
+        </button>
+      ) : null}
+      {shown !== null ? <textarea class="copied" readOnly value={shown} aria-label="copied text" /> : null}
+    </div>
+  );
 }
 
 function Fact({ name, value }: { name: string; value: string | null }) {
