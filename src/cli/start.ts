@@ -110,6 +110,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
+  const caFingerprint = ca.info().fingerprint256;
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
     ...(opts.logFile ? { file: path.resolve(opts.logFile) } : {}),
@@ -152,7 +153,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
-    health: () => ({ inspectMemory: budget.usage() }),
+    // The CA's fingerprint lets `run --proxy` and `env` check that clients trust the CA this proxy signs with.
+    health: () => ({ inspectMemory: budget.usage(), ca: { sha256: caFingerprint } }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
