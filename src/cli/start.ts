@@ -274,8 +274,18 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 
 /** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
 function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
-  const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
-  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined, command: cliCommand(process.env, PACKAGE_ROOT) };
+  // With --proxy-auth the lines carry the credentials (without them a client gets 407), but only to a
+  // terminal: a stderr that is a file or a container's log keeps them out, as records always do.
+  const shown = opts.proxyAuth !== undefined && process.stderr.isTTY === true ? opts.proxyAuth : undefined;
+  const proxyUrl = proxyUrlFor(address, shown);
+  const settings = clientSettings({ proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
+  return {
+    exports: settings.map((s) => renderSetting("sh", s)),
+    caDir: ca.dir,
+    proxyUrl,
+    credentialsLeftOut: opts.proxyAuth !== undefined && shown === undefined,
+    command: cliCommand(process.env, PACKAGE_ROOT),
+  };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */
