@@ -11,7 +11,8 @@ export interface Msg {
   group: Group | null;
 }
 
-export type GroupStatus = "ok" | "error" | "pending" | "denied" | "unanswered";
+/** `cancelled`: the requester cancelled it before an answer (it stays so if one comes anyway), as `check` counts it. */
+export type GroupStatus = "ok" | "error" | "pending" | "denied" | "unanswered" | "cancelled";
 
 /** A request with its progress and cancellation notifications and its answer. */
 export interface Group {
@@ -175,6 +176,7 @@ export class Store {
     msg.group = group;
     if (!answers) {
       group.asides.push(msg);
+      if (method === "notifications/cancelled" && group.status === "pending") group.status = "cancelled";
       return;
     }
     group.answer = msg;
@@ -182,7 +184,7 @@ export class Store {
     // An initialize request goes out before the server names the session: count it in the session its answer names.
     if (group.request.record.session == null && session !== null) this.moveToSession(server, session);
     if (list.length === 0) this.open.delete(key);
-    if (group.status !== "denied") {
+    if (group.status !== "denied" && group.status !== "cancelled") {
       const result = obj(r.result);
       group.status = kind === "unanswered" ? "unanswered" : kind === "error" || result?.isError === true ? "error" : isDenied(r) ? "denied" : "ok";
     }

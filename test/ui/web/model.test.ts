@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { lineDiff } from "../../../src/analysis/line-diff.js";
 import { namesInPreview, quantile, Store } from "../../../src/ui/web/model.js";
-import { compileQuery, parseQuery } from "../../../src/ui/web/query.js";
+import { compileQuery, parseQuery, statusOf } from "../../../src/ui/web/query.js";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildCalls } from "../../../src/analysis/calls.js";
+import type { LogRecord } from "../../../src/saved-logs/filters.js";
+
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures");
 
 const allow = { action: "allow", enforced: false, rules: [] };
 let t = 0;
@@ -43,6 +50,26 @@ describe("web UI model", () => {
     const first = requests[0]!.group!;
     expect(first.asides.map((m) => m.record.method)).toEqual(["notifications/progress"]);
     expect(first.answer?.record.latencyMs).toBe(12);
+  });
+
+  it("shows a cancelled call as cancelled, as check and stats count it (a recorded log)", () => {
+    const lines = readFileSync(path.join(FIXTURES, "session.ndjson"), "utf8").split("\n").filter((l) => l !== "");
+    const store = new Store();
+    for (const line of lines) store.addLine(line);
+    const calls = buildCalls(lines.map((l) => JSON.parse(l) as LogRecord));
+    const cancelled = calls.filter((c) => c.outcome === "cancelled");
+    expect(cancelled.length).toBeGreaterThan(0);
+    for (const c of cancelled) {
+      const group = store.msgs.find((m) => m.record === m.group?.request.record && m.record.flow === c.flow && m.record.id === c.id)?.group;
+      expect(group?.status, `call #${String(c.id)}`).toBe("cancelled");
+      expect(statusOf(group!.request)).toBe("cancelled");
+    }
+    const byStatus = compileQuery("status:cancelled");
+    expect(byStatus.problems).toEqual([]);
+    expect(store.msgs.filter(byStatus.test).map((m) => m.group?.status)).toEqual(store.msgs.filter((m) => m.group?.status === "cancelled").map(() => "cancelled"));
+    // Answered after all, it stays cancelled (as check counts it); a request that was not cancelled is not.
+    const late = load([call(9, "slow"), rpc({ flow: "c9", direction: "client_to_server", kind: "notification", id: null, method: "notifications/cancelled", related: { id: 9, method: "tools/call" } }), answer(9, "slow", { result: {} })]);
+    expect(late.msgs[0]!.group!.status).toBe("cancelled");
   });
 
   it("does not pair an answer with a request of another session that reused the id", () => {
