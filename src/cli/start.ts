@@ -154,7 +154,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
     // The CA's fingerprint lets `run --proxy` and `env` check that clients trust the CA this proxy signs with.
-    health: () => ({ inspectMemory: budget.usage(), ca: { sha256: caFingerprint } }),
+    health: () => ({ inspectMemory: budget.usage(), memory: processMemory(), ca: { sha256: caFingerprint } }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
@@ -307,4 +307,10 @@ function parseReverse(opts: StartOptions): ReverseMapping[] {
     throw new StartError("--reverse serves upstreams without proxy credentials: it needs a loopback --host");
   }
   return specs.map(parseReverseSpec); // a bad spec throws ReverseSpecError, a usage error
+}
+
+/** The process's memory as `/healthz` shows it (bytes): what a budget or table bound is weighed against. */
+function processMemory(): { rss: number; heapUsed: number; external: number; arrayBuffers: number } {
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heapUsed, external, arrayBuffers };
 }
