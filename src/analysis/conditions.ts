@@ -8,8 +8,8 @@ import type { LoadedLogs } from "./read-logs.js";
 
 export { CONDITIONS, DEFAULT_FAIL_ON, type Condition } from "./names.js";
 
-/** Conditions that options add: `--expect-tool`, `--forbid-tool`, `--max-latency`. */
-export type OptionCondition = "expect-tool" | "forbid-tool" | "latency";
+/** Conditions that options add: `--expect-tool`, `--forbid-tool`, `--max-latency`, `--max-list-tokens`, `--max-result-tokens`. */
+export type OptionCondition = "expect-tool" | "forbid-tool" | "latency" | "list-tokens" | "result-tokens";
 
 /** One reason to fail, tied to the record it is about (or to the log, for `incomplete`, `expect-tool`). */
 export interface Finding {
@@ -151,7 +151,7 @@ function incompleteness(logs: LoadedLogs): Finding[] {
   return out;
 }
 
-function finding(condition: Finding["condition"], r: LogRecord, reason: string): Finding {
+export function finding(condition: Finding["condition"], r: LogRecord, reason: string): Finding {
   return {
     condition,
     time: str(r.time),
@@ -165,7 +165,7 @@ function finding(condition: Finding["condition"], r: LogRecord, reason: string):
   };
 }
 
-function blank(condition: Finding["condition"]): Finding {
+export function blank(condition: Finding["condition"]): Finding {
   return { condition, time: null, server: null, session: null, flow: null, id: null, method: null, tool: null, reason: "" };
 }
 

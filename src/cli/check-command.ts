@@ -14,6 +14,8 @@ export interface CheckCommandOptions {
   expectTool?: string[];
   forbidTool?: string[];
   maxLatency?: number;
+  maxListTokens?: number;
+  maxResultTokens?: number;
   format?: "text" | "junit";
   output?: string;
 }
@@ -46,11 +48,20 @@ export async function checkCommand(files: string[], o: CheckCommandOptions, io: 
     forbidTools: splitList(o.forbidTool),
     ...(o.maxLatency !== undefined ? { maxLatencyMs: o.maxLatency } : {}),
   };
-  const findings = findConditions(logs, buildCalls(logs.records), options);
+  const calls = buildCalls(logs.records);
+  const findings = findConditions(logs, calls, options);
   const checked: string[] = [...failOn];
   if (options.expectTools.length > 0) checked.push("expect-tool");
   if (options.forbidTools.length > 0) checked.push("forbid-tool");
   if (options.maxLatencyMs !== undefined) checked.push("latency");
+  if (o.maxListTokens !== undefined || o.maxResultTokens !== undefined) {
+    // The tokenizer is loaded only when a token gate is asked for.
+    const [{ loadTokenCounter }, { tokenFindings }] = await Promise.all([import("../tokens/token-counter.js"), import("../tokens/token-gates.js")]);
+    const limits = { ...(o.maxListTokens !== undefined ? { maxListTokens: o.maxListTokens } : {}), ...(o.maxResultTokens !== undefined ? { maxResultTokens: o.maxResultTokens } : {}) };
+    findings.push(...tokenFindings(logs.records, calls, await loadTokenCounter(), limits));
+    if (o.maxListTokens !== undefined) checked.push("list-tokens");
+    if (o.maxResultTokens !== undefined) checked.push("result-tokens");
+  }
   const report = o.format === "junit" ? junitXml(logs.records, findings, checked, os.hostname()) : checkText(findings, checked, logs.records.length);
   if (o.output === undefined || o.output === "-") {
     io.stdout.write(report);
