@@ -23,6 +23,9 @@ export interface Finding {
   method: string | null;
   tool: string | null;
   reason: string;
+  /** The record it is about (its file and line: LoadedLogs.origins), or the line when it is not a record. */
+  record?: LogRecord;
+  at?: { file: string; line: number };
 }
 
 export interface CheckOptions {
@@ -135,7 +138,7 @@ function mismatches(records: readonly LogRecord[]): Finding[] {
 function incompleteness(logs: LoadedLogs): Finding[] {
   const out: Finding[] = [];
   for (const source of logs.sources) {
-    for (const u of source.unreadable) out.push({ ...blank("incomplete"), reason: `${source.name}:${u.line}: not a JSON record (cut short or edited)` });
+    for (const u of source.unreadable) out.push({ ...blank("incomplete"), reason: `${source.name}:${u.line}: not a JSON record (cut short or edited)`, at: { file: source.name, line: u.line } });
   }
   for (const p of logs.chain?.problems ?? []) {
     if (p.problem.startsWith("not a JSON record")) continue; // already said above
@@ -162,6 +165,7 @@ export function finding(condition: Finding["condition"], r: LogRecord, reason: s
     method: str(r.method),
     tool: str(r.tool),
     reason,
+    record: r,
   };
 }
 

@@ -30,7 +30,7 @@ export function registerAnalysisCommands(program: Command): void {
     .addOption(new Option("--max-latency <ms>", "fail on any answer slower than this").argParser(parseMs))
     .addOption(new Option("--max-list-tokens <n>", "fail when a server's tools/list is estimated at more tokens than this (o200k_base)").argParser(parseCount))
     .addOption(new Option("--max-result-tokens <n>", "fail on any tool result estimated at more tokens than this (o200k_base)").argParser(parseCount))
-    .addOption(new Option("--format <format>", "report format").choices(["text", "junit"]).default("text"))
+    .addOption(new Option("--format <format>", "report format (sarif: SARIF 2.1.0 for code-scanning views)").choices(["text", "junit", "sarif"]).default("text"))
     .option("-o, --output <file>", "write the report to this file (created 0600) instead of stdout")
     .action(async (files: string[], o: CheckCommandOptions) => {
       process.exitCode = await (await import("./check-command.js")).checkCommand(files, o);

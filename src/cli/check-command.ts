@@ -7,6 +7,7 @@ import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
 import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
 import { splitList } from "../saved-logs/filters.js";
+import { VERSION } from "./package-info.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
 export interface CheckCommandOptions {
@@ -16,7 +17,7 @@ export interface CheckCommandOptions {
   maxLatency?: number;
   maxListTokens?: number;
   maxResultTokens?: number;
-  format?: "text" | "junit";
+  format?: "text" | "junit" | "sarif";
   output?: string;
 }
 
@@ -62,7 +63,12 @@ export async function checkCommand(files: string[], o: CheckCommandOptions, io: 
     if (o.maxListTokens !== undefined) checked.push("list-tokens");
     if (o.maxResultTokens !== undefined) checked.push("result-tokens");
   }
-  const report = o.format === "junit" ? junitXml(logs.records, findings, checked, os.hostname()) : checkText(findings, checked, logs.records.length);
+  const report =
+    o.format === "junit"
+      ? junitXml(logs.records, findings, checked, os.hostname())
+      : o.format === "sarif"
+        ? (await import("../analysis/sarif.js")).sarifReport(findings, checked, logs, VERSION)
+        : checkText(findings, checked, logs.records.length);
   if (o.output === undefined || o.output === "-") {
     io.stdout.write(report);
   } else {
