@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { PassThrough } from "node:stream";
 import { Ajv } from "ajv";
 import formats from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { CONDITIONS } from "../../src/analysis/conditions.js";
 import { checkCommand } from "../../src/cli/check-command.js";
 import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
 import { CASES, cleanLog, removeLogs, rpcRecord, writeLog } from "./hand-made.js";
+import { capturedIo } from "../helpers/captured-io.js";
 
 afterAll(() => removeLogs());
 
@@ -27,14 +27,7 @@ function sarifValidator() {
   return ajv.compile({ ...rest, $id: String(id) });
 }
 
-function io() {
-  const out = { stdout: "", stderr: "" };
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  stdout.on("data", (c: Buffer) => (out.stdout += c.toString()));
-  stderr.on("data", (c: Buffer) => (out.stderr += c.toString()));
-  return { out, io: { stdout, stderr, stdin: new PassThrough() } };
-}
+const io = capturedIo;
 
 type Sarif = { version: string; runs: { tool: { driver: { name: string; rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations?: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }[] }[] };
 

@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough } from "node:stream";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkCommand } from "../../src/cli/check-command.js";
 import { statsCommand } from "../../src/cli/stats-command.js";
+import { capturedIo } from "../helpers/captured-io.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-tokens-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,14 +34,7 @@ const log = [
 const file = path.join(dir, "run.ndjson");
 writeFileSync(file, log.map((r) => JSON.stringify(r)).join("\n") + "\n");
 
-function io() {
-  const out = { stdout: "", stderr: "" };
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  stdout.on("data", (c: Buffer) => (out.stdout += c.toString()));
-  stderr.on("data", (c: Buffer) => (out.stderr += c.toString()));
-  return { out, io: { stdout, stderr, stdin: new PassThrough() } };
-}
+const io = capturedIo;
 
 const definitionTokens = { echo: countTokens(JSON.stringify(echo)), sum: countTokens(JSON.stringify(sum)) };
 const resultTokens = results.map((r) => countTokens(JSON.stringify(r)));
