@@ -1,6 +1,7 @@
 import { bytesText, msText } from "./format.js";
 import { lineDiff } from "../../analysis/line-diff.js";
 import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
+import { legacySessionId } from "../../saved-logs/filters.js";
 
 export function Sessions({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
   const sessions = [...store.sessions.values()];
@@ -26,7 +27,7 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
         {sessions.map((s) => (
           <tr key={s.key} class="pick" onClick={() => onPick(s.session ? `session:${s.session}` : `server:${s.server}`)}>
             <td>{s.server}</td>
-            <td class="mono">{s.session ?? "(no session)"}</td>
+            <td class="mono" title={s.session ?? undefined}>{s.session === null ? "(no session)" : (legacySessionId(s.session) ?? s.session)}</td>
             <td>{s.client ?? ""}</td>
             <td>{s.serverName ?? ""}</td>
             <td>{s.protocolVersion ?? ""}</td>
