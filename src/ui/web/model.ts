@@ -35,6 +35,7 @@ export interface SessionInfo {
   messages: number;
   errors: number;
   denials: number;
+  flags: number;
 }
 
 export interface ToolStat {
@@ -44,6 +45,8 @@ export interface ToolStat {
   calls: number;
   errors: number;
   denials: number;
+  /** Messages of its calls the policy flagged. */
+  flags: number;
   latencies: number[];
   bytesIn: number;
   bytesOut: number;
@@ -69,6 +72,7 @@ export interface Catalog {
 }
 
 const isDenied = (r: LogRecord): boolean => str(obj(r.decision)?.action) === "deny";
+const isFlagged = (r: LogRecord): boolean => str(obj(r.decision)?.action) === "flag";
 
 /** Everything the page derives from the records, updated one record at a time. */
 export class Store {
@@ -120,7 +124,7 @@ export class Store {
     const key = `${server}|${session ?? ""}`;
     let s = this.sessions.get(key);
     if (!s) {
-      s = { key, server, session, transport: null, protocolVersion: null, client: null, serverName: null, start: null, end: null, messages: 0, errors: 0, denials: 0 };
+      s = { key, server, session, transport: null, protocolVersion: null, client: null, serverName: null, start: null, end: null, messages: 0, errors: 0, denials: 0, flags: 0 };
       this.sessions.set(key, s);
     }
     return s;
@@ -208,16 +212,18 @@ export class Store {
     const kind = str(r.kind);
     if (kind === "error" || kind === "invalid") s.errors++;
     if (isDenied(r)) s.denials++;
+    if (isFlagged(r)) s.flags++;
     if (str(r.method) !== "tools/call") return;
     const tool = str(r.tool) ?? str(obj(r.related)?.tool);
     if (tool === null) return;
     const key = `${server} ${tool}`;
     let t = this.tools.get(key);
     if (!t) {
-      t = { key, server, tool, calls: 0, errors: 0, denials: 0, latencies: [], bytesIn: 0, bytesOut: 0 };
+      t = { key, server, tool, calls: 0, errors: 0, denials: 0, flags: 0, latencies: [], bytesIn: 0, bytesOut: 0 };
       this.tools.set(key, t);
     }
     const bytes = num(r.bytes) ?? 0;
+    if ((kind === "request" || kind === "response") && isFlagged(r)) t.flags++;
     if (kind === "request") {
       t.calls++;
       t.bytesIn += bytes;

@@ -21,6 +21,7 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
           <th class="n">messages</th>
           <th class="n">errors</th>
           <th class="n">denials</th>
+          <th class="n">flagged</th>
         </tr>
       </thead>
       <tbody>
@@ -37,6 +38,7 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
             <td class="n">{s.messages}</td>
             <td class="n">{s.errors}</td>
             <td class="n">{s.denials}</td>
+            <td class="n">{s.flags}</td>
           </tr>
         ))}
       </tbody>
@@ -56,6 +58,7 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
           <th class="n">calls</th>
           <th class="n">errors</th>
           <th class="n">denials</th>
+          <th class="n">flagged</th>
           <th class="n">p50</th>
           <th class="n">p95</th>
           <th class="n">p99</th>
@@ -71,6 +74,7 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
             <td class="n calls">{t.calls}</td>
             <td class="n">{t.errors}</td>
             <td class="n">{t.denials}</td>
+            <td class="n">{t.flags}</td>
             <td class="n">{msText(quantile(t.latencies, 0.5))}</td>
             <td class="n">{msText(quantile(t.latencies, 0.95))}</td>
             <td class="n">{msText(quantile(t.latencies, 0.99))}</td>

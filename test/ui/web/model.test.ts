@@ -84,12 +84,16 @@ describe("web UI model", () => {
     ];
     for (let i = 1; i <= 100; i++) records.push(call(i, "echo"), answer(i, "echo", { latencyMs: i, result: { isError: i === 7 } }));
     records.push(call(200, "x", { decision: { action: "deny", enforced: true, rules: [] } }));
+    const flag = { action: "flag", enforced: false, rules: [{ name: "watch", action: "flag" }] };
+    records.push(call(300, "flagged", { decision: flag }), answer(300, "flagged", { result: {} }));
     const store = load(records);
+    expect(store.tools.get("mcp.example.com:443 flagged")).toMatchObject({ calls: 1, flags: 1, denials: 0 });
+    expect(store.tools.get("mcp.example.com:443 echo")!.flags).toBe(0);
     const echo = store.tools.get("mcp.example.com:443 echo")!;
     expect([echo.calls, echo.errors, echo.denials, echo.bytesIn, echo.bytesOut]).toEqual([100, 1, 0, 10_000, 5_000]);
     expect([quantile(echo.latencies, 0.5), quantile(echo.latencies, 0.95), quantile(echo.latencies, 0.99)]).toEqual([50, 95, 99]);
     const session = store.sessions.get("mcp.example.com:443|s1")!;
-    expect(session).toMatchObject({ client: "cli 1", serverName: "srv 2", messages: 201, denials: 1 });
+    expect(session).toMatchObject({ client: "cli 1", serverName: "srv 2", messages: 203, denials: 1, flags: 1 });
   });
 
   it("shows a changed tool definition as a diff, and a pin finding without the earlier definition", () => {
