@@ -69,6 +69,11 @@ describe("web UI, live", () => {
     await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].some((c) => c.textContent === "get-sum")`, "the get-sum row");
     const rows = await visibleRows(page);
     expect(rows.filter((r) => r.method === "tools/call" && r.tool === "echo").every((r) => r.status === "ok")).toBe(true);
+    // Each row names its session (the start of its id) and its server.
+    const echoRow = rows.find((r) => r.method === "tools/call" && r.tool === "echo")!;
+    expect(echoRow.server).toBe(`127.0.0.1:${upstream.port}`);
+    expect((client.transport as { sessionId?: string }).sessionId?.startsWith(echoRow.session)).toBe(true);
+    expect(echoRow.session.length).toBeGreaterThanOrEqual(8);
 
     await clickTab(page, "sessions");
     const session = await waitInPage<string>(page, `document.querySelector("table.sessions tbody")?.textContent`, "the session row");
