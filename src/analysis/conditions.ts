@@ -8,8 +8,8 @@ import type { LoadedLogs } from "./read-logs.js";
 
 export { CONDITIONS, DEFAULT_FAIL_ON, type Condition } from "./names.js";
 
-/** Conditions that options add: `--expect-tool`, `--forbid-tool`, `--max-latency`. */
-export type OptionCondition = "expect-tool" | "forbid-tool" | "latency";
+/** Conditions that options add: `--expect-tool`, `--forbid-tool`, `--max-latency`, `--max-list-tokens`, `--max-result-tokens`. */
+export type OptionCondition = "expect-tool" | "forbid-tool" | "latency" | "list-tokens" | "result-tokens";
 
 /** One reason to fail, tied to the record it is about (or to the log, for `incomplete`, `expect-tool`). */
 export interface Finding {
@@ -23,6 +23,9 @@ export interface Finding {
   method: string | null;
   tool: string | null;
   reason: string;
+  /** The record it is about (its file and line: LoadedLogs.origins), or the line when it is not a record. */
+  record?: LogRecord;
+  at?: { file: string; line: number };
 }
 
 export interface CheckOptions {
@@ -139,7 +142,7 @@ function mismatches(records: readonly LogRecord[]): Finding[] {
 function incompleteness(logs: LoadedLogs): Finding[] {
   const out: Finding[] = [];
   for (const source of logs.sources) {
-    for (const u of source.unreadable) out.push({ ...blank("incomplete"), reason: `${source.name}:${u.line}: not a JSON record (cut short or edited)` });
+    for (const u of source.unreadable) out.push({ ...blank("incomplete"), reason: `${source.name}:${u.line}: not a JSON record (cut short or edited)`, at: { file: source.name, line: u.line } });
   }
   for (const p of logs.chain?.problems ?? []) {
     if (p.problem.startsWith("not a JSON record")) continue; // already said above
@@ -155,7 +158,7 @@ function incompleteness(logs: LoadedLogs): Finding[] {
   return out;
 }
 
-function finding(condition: Finding["condition"], r: LogRecord, reason: string): Finding {
+export function finding(condition: Finding["condition"], r: LogRecord, reason: string): Finding {
   return {
     condition,
     time: str(r.time),
@@ -166,10 +169,11 @@ function finding(condition: Finding["condition"], r: LogRecord, reason: string):
     method: str(r.method),
     tool: str(r.tool),
     reason,
+    record: r,
   };
 }
 
-function blank(condition: Finding["condition"]): Finding {
+export function blank(condition: Finding["condition"]): Finding {
   return { condition, time: null, server: null, session: null, flow: null, id: null, method: null, tool: null, reason: "" };
 }
 

@@ -16,6 +16,8 @@ export interface LogSource {
 
 export interface LoadedLogs {
   records: LogRecord[];
+  /** Where each record was read: its file (as named, or `(stdin)`) and line, for reports that point at it. */
+  origins: WeakMap<LogRecord, { file: string; line: number }>;
   sources: LogSource[];
   /** Audit chain over every file (in order), when the records carry `seq`; null otherwise. */
   chain: ChainReport | null;
@@ -64,6 +66,7 @@ export async function loadLogs(inputs: readonly string[], stdin: NodeJS.Readable
   }
   const files = inputs.length === 0 ? ["-"] : await expandInputs(inputs, opts.onNote);
   const records: LogRecord[] = [];
+  const origins = new WeakMap<LogRecord, { file: string; line: number }>();
   const sources: LogSource[] = [];
   const texts: { name: string; text: string }[] = [];
   let chained = false;
@@ -85,9 +88,10 @@ export async function loadLogs(inputs: readonly string[], stdin: NodeJS.Readable
       if (typeof record.seq === "number") chained = true;
       source.records++;
       records.push(record);
+      origins.set(record, { file: source.name, line: n });
     }
     sources.push(source);
     if (lines !== null) texts.push({ name: source.name, text: lines.join("\n") });
   }
-  return { records, sources, chain: chained && opts.verifyChain ? verifyChain(texts, { keys: null }) : null };
+  return { records, origins, sources, chain: chained && opts.verifyChain ? verifyChain(texts, { keys: null }) : null };
 }

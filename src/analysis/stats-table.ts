@@ -1,6 +1,7 @@
 import { printable } from "../saved-logs/color.js";
 import { bytes, clip, clockTime, duration } from "../saved-logs/layout.js";
 import type { GroupStats, StatsReport } from "./stats.js";
+import { legacySessionId } from "../saved-logs/filters.js";
 
 /** Answers whose request is not in the log (it came before the proxy started, or was not JSON-RPC). */
 const UNMATCHED = "(answers without their request)";
@@ -27,7 +28,7 @@ function label(g: GroupStats, by: StatsReport["by"]): string {
         ? (k.method ?? UNMATCHED)
         : by === "server"
           ? (k.server ?? "(unknown)")
-          : `${k.session ?? "(no session)"} @ ${k.server ?? "?"}`;
+          : `${k.session === null || k.session === undefined ? "(no session)" : (legacySessionId(k.session) ?? k.session)} @ ${k.server ?? "?"}`;
   return printable(clip(text, 60));
 }
 

@@ -130,7 +130,9 @@ function jsonTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => vo
   };
   const deliver = (reading: JsonReading): void => {
     const ambiguity = reading.ambiguity !== null ? { ambiguity: reading.ambiguity } : {};
-    if (!reading.ok) return report({ ...reading.problem, ...ambiguity });
+    // Read whole but not JSON: its size is known (a body cut at the limit has none to give).
+    const size = reading.ok || reading.problem.code === "body_truncated" ? {} : { bytes: collector.totalBytes };
+    if (!reading.ok) return report({ ...reading.problem, ...ambiguity, ...size });
     emit({ kind: "json", value: reading.value, bytes: reading.bytes, ...(reading.alternates.length > 0 ? { alternates: reading.alternates } : {}), ...ambiguity });
   };
   // A body cut off by the connection is not JSON worth parsing.

@@ -7,6 +7,8 @@ export interface BodyProblem {
   message: string;
   /** A receiver may read the body otherwise than the proxy tried (see body-reading): why. */
   ambiguity?: string;
+  /** Size of the body the problem is about, when the decoder read it whole (a JSON body). */
+  bytes?: number;
 }
 
 export type BodyProblemCode =

@@ -13,6 +13,7 @@
  * A key that others could read is refused: it may have been copied, so the way out is a new CA.
  */
 import { X509Certificate, createPrivateKey, generateKeyPair, type KeyObject } from "node:crypto";
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -65,6 +66,12 @@ export interface LoadCaOptions {
   now?: () => number;
   /** Host name put in a new CA's subject; defaults to os.hostname(). */
   hostname?: string;
+}
+
+/** Whether `dir` holds a CA certificate (or a link where one would be): loadOrCreateCa would not make one. */
+export function holdsCa(dir: string): boolean {
+  const absoluteDir = path.resolve(dir);
+  return ["ca.pem", "ca-key.pem"].some((name) => existsSync(path.join(absoluteDir, name)));
 }
 
 export async function loadOrCreateCa(dir: string, options: LoadCaOptions = {}): Promise<CertificateAuthority> {

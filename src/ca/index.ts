@@ -2,6 +2,7 @@ export { CaError } from "./errors.js";
 export {
   CA_EXPIRY_WARNING_DAYS,
   CA_VALIDITY_DAYS,
+  holdsCa,
   loadOrCreateCa,
   type CaInfo,
   type CertificateAuthority,

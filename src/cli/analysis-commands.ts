@@ -14,7 +14,8 @@ export function registerAnalysisCommands(program: Command): void {
     .argument("[files...]", "NDJSON logs or folders of them (none or -: stdin); rotated files are read oldest first")
     .description("per tool (method, server or session): calls, errors, denials, latency percentiles, bytes")
     .addOption(new Option("--by <group>", "group calls by").choices(GROUP_BY).default("tool"))
-    .option("--json", "as JSON (stable; see docs/analysis.md)");
+    .option("--json", "as JSON (stable; see docs/analysis.md)")
+    .option("--tokens", "add token estimates (o200k_base): each tool definition, each tools/list, mean/p95 result tokens per tool");
   addFilterOptions(stats).action(async (files: string[], o: StatsOptions) => {
     process.exitCode = await (await import("./stats-command.js")).statsCommand(files, o);
   });
@@ -27,7 +28,9 @@ export function registerAnalysisCommands(program: Command): void {
     .option("--expect-tool <name>", "fail unless this tool (glob) was called; repeatable", collect)
     .option("--forbid-tool <name>", "fail when this tool (glob) was called; repeatable", collect)
     .addOption(new Option("--max-latency <ms>", "fail on any answer slower than this").argParser(parseMs))
-    .addOption(new Option("--format <format>", "report format").choices(["text", "junit"]).default("text"))
+    .addOption(new Option("--max-list-tokens <n>", "fail when a server's tools/list is estimated at more tokens than this (o200k_base)").argParser(parseCount))
+    .addOption(new Option("--max-result-tokens <n>", "fail on any tool result estimated at more tokens than this (o200k_base)").argParser(parseCount))
+    .addOption(new Option("--format <format>", "report format (sarif: SARIF 2.1.0 for code-scanning views)").choices(["text", "junit", "sarif"]).default("text"))
     .option("-o, --output <file>", "write the report to this file (created 0600) instead of stdout")
     .action(async (files: string[], o: CheckCommandOptions) => {
       process.exitCode = await (await import("./check-command.js")).checkCommand(files, o);
@@ -59,6 +62,11 @@ function parseFailOn(value: string, previous: Condition[] | undefined): Conditio
 
 function parseMs(value: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError("must be a whole number of milliseconds.");
+  return Number(value);
+}
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError("must be a whole number of tokens.");
   return Number(value);
 }
 

@@ -14,7 +14,15 @@ export interface BannerFacts {
    * folder of the CA for the `env` command line. Absent under `run` (its command gets them) and with
    * --reverse (its clients use the local URLs).
    */
-  client?: { exports: string[]; caDir: string; proxyAuth: boolean; command?: string };
+  client?: {
+    exports: string[];
+    caDir: string;
+    command?: string;
+    /** The proxy's URL, with --proxy-auth's credentials when they may be shown. */
+    proxyUrl?: string;
+    /** The proxy wants credentials the lines leave out. */
+    credentialsLeftOut?: boolean;
+  };
   /** The web UI's URL, with its token. */
   ui?: string;
 }
@@ -34,11 +42,13 @@ export function banner(f: BannerFacts): string {
   ];
   if (f.client) {
     lines.push(
-      `Point an MCP client at it: in its shell, eval "$(${f.client.command ?? "mcp-wiretap"} env --proxy ${url} --ca-dir ${shellWord(f.client.caDir)})"`,
+      `Point an MCP client at it: in its shell, eval "$(${f.client.command ?? "mcp-wiretap"} env --proxy ${shellWord(f.client.proxyUrl ?? url)} --ca-dir ${shellWord(f.client.caDir)})"`,
       "or set these (Node, Python, curl):",
       ...f.client.exports.map((line) => `  ${line}`),
     );
-    if (f.client.proxyAuth) lines.push("  (the proxy wants credentials: put user:password@ in the proxy URLs, or set MCP_WIRETAP_PROXY_AUTH for `env`)");
+    if (f.client.credentialsLeftOut) {
+      lines.push("  (the proxy wants credentials, left out here as stderr is not a terminal: set MCP_WIRETAP_PROXY_AUTH=user:password for `env`, or put user:password@ in the proxy URLs)");
+    }
   }
   lines.push("");
   return lines.join("\n");

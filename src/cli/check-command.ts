@@ -6,6 +6,7 @@ import { junitXml } from "../analysis/junit.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
 import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
+import { VERSION } from "./package-info.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
 export interface CheckCommandOptions {
@@ -13,7 +14,9 @@ export interface CheckCommandOptions {
   expectTool?: string[];
   forbidTool?: string[];
   maxLatency?: number;
-  format?: "text" | "junit";
+  maxListTokens?: number;
+  maxResultTokens?: number;
+  format?: "text" | "junit" | "sarif";
   output?: string;
 }
 
@@ -39,8 +42,13 @@ export async function checkCommand(files: string[], o: CheckCommandOptions, io: 
     return CHECK_EXIT.usage;
   }
   const failOn = o.failOn ?? [...DEFAULT_FAIL_ON];
-  const { findings, checked } = runCheck(logs, { failOn, expectTools: o.expectTool, forbidTools: o.forbidTool, maxLatencyMs: o.maxLatency });
-  const report = o.format === "junit" ? junitXml(logs.records, findings, checked, os.hostname()) : checkText(findings, checked, logs.records.length);
+  const { findings, checked } = await runCheck(logs, { failOn, expectTools: o.expectTool, forbidTools: o.forbidTool, maxLatencyMs: o.maxLatency, maxListTokens: o.maxListTokens, maxResultTokens: o.maxResultTokens });
+  const report =
+    o.format === "junit"
+      ? junitXml(logs.records, findings, checked, os.hostname())
+      : o.format === "sarif"
+        ? (await import("../analysis/sarif.js")).sarifReport(findings, checked, logs, VERSION)
+        : checkText(findings, checked, logs.records.length);
   if (o.output === undefined || o.output === "-") {
     io.stdout.write(report);
   } else {

@@ -5,13 +5,15 @@
  * - Embedded proxy (default): `start`'s options, on a free loopback port unless --port says otherwise. Its
  *   records go to --log-file, or else to stderr: the command's stdout stays its own (a stdio MCP server or
  *   bridge speaks JSON-RPC there). It stops, and its records are flushed, after the command exits.
- * - `--proxy URL`: attach to a running proxy; the CA comes from --ca-dir (the running proxy's).
+ * - `--proxy URL`: attach to a running proxy; the CA comes from --ca-dir, which must be the one that proxy
+ *   signs with (checked through its /healthz before the command starts).
  * - Exit code: the command's; 128+n if a signal n ended it; 127 if it cannot be found, 126 if it cannot be
  *   executed. SIGTERM, SIGHUP and SIGINT are passed on to the command, which decides when to stop (SIGINT
  *   not when stdin is a terminal: Ctrl-C reaches the command directly, and twice would be one too many).
  * - With --proxy, credentials from --proxy-auth / MCP_WIRETAP_PROXY_AUTH go into the URL if it has none.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
 import { exitStatus } from "../util/exit-status.js";
 import { Option, type Command } from "commander";
 import { applySettings, clientSettings, parseProxyUrl, proxyUrlFor, withCredentials } from "./client-env.js";
@@ -98,13 +100,21 @@ function launch(file: string, args: string[], env: NodeJS.ProcessEnv): Launched 
   return { child, exited };
 }
 
-/** The CA of a proxy run did not start (--proxy): the one in --ca-dir, which that proxy must use too. */
+/**
+ * The CA of a proxy run did not start (--proxy): the one in --ca-dir, checked against what that proxy signs
+ * with before the command starts (a client would fail later with ECONNREFUSED or an unknown-CA error).
+ */
 async function attachedCa(caDir: string, attachTo: string): Promise<{ certPath: string; bundlePath: string }> {
-  const { loadOrCreateCa } = await import("../ca/index.js");
+  const [{ holdsCa, loadOrCreateCa }, { judgeAttachment, probeProxy }] = await Promise.all([import("../ca/index.js"), import("../attach/running-proxy.js")]);
+  if (!holdsCa(caDir)) throw new UsageError(`${path.resolve(caDir)} holds no CA (ca.pem): give --ca-dir the folder the proxy at ${redactUserinfo(attachTo)} was started with`);
   const ca = await loadOrCreateCa(caDir);
-  if (ca.created) {
-    process.stderr.write(`mcp-wiretap: created a new CA in ${ca.dir}; the proxy at ${redactUserinfo(attachTo)} must use this --ca-dir, or clients will not trust it\n`);
+  const probe = await probeProxy(attachTo);
+  const verdict = judgeAttachment(attachTo, probe, { certPath: ca.certPath, fingerprint256: ca.info().fingerprint256 });
+  if (!verdict.ok) {
+    const advice = probe.answered ? "give --ca-dir the folder that proxy was started with" : "start it first (mcp-wiretap start), or leave out --proxy and run starts its own";
+    throw new UsageError(`${verdict.message}; ${advice}`);
   }
+  process.stderr.write(`mcp-wiretap: ${verdict.message}\n`);
   return ca;
 }
 

@@ -114,6 +114,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
+  const caFingerprint = ca.info().fingerprint256;
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
     ...(opts.logFile ? { file: path.resolve(opts.logFile) } : {}),
@@ -157,7 +158,8 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
-    health: () => ({ inspectMemory: budget.usage(), memory: processMemory() }),
+    // The CA's fingerprint lets `run --proxy` and `env` check that clients trust the CA this proxy signs with.
+    health: () => ({ inspectMemory: budget.usage(), memory: processMemory(), ca: { sha256: caFingerprint } }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
@@ -279,8 +281,18 @@ export async function startCommand(opts: StartOptions): Promise<void> {
 
 /** The lines `mcp-wiretap env` prints for this proxy and CA, in this process's environment. */
 function clientHint(address: { host: string; port: number }, ca: { dir: string; certPath: string; bundlePath: string }, opts: StartOptions) {
-  const settings = clientSettings({ proxyUrl: proxyUrlFor(address), caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
-  return { exports: settings.map((s) => renderSetting("sh", s)), caDir: ca.dir, proxyAuth: opts.proxyAuth !== undefined, command: cliCommand(process.env, PACKAGE_ROOT) };
+  // With --proxy-auth the lines carry the credentials (without them a client gets 407), but only to a
+  // terminal: a stderr that is a file or a container's log keeps them out, as records always do.
+  const shown = opts.proxyAuth !== undefined && process.stderr.isTTY === true ? opts.proxyAuth : undefined;
+  const proxyUrl = proxyUrlFor(address, shown);
+  const settings = clientSettings({ proxyUrl, caCertPath: ca.certPath, bundlePath: ca.bundlePath }, process.env);
+  return {
+    exports: settings.map((s) => renderSetting("sh", s)),
+    caDir: ca.dir,
+    proxyUrl,
+    credentialsLeftOut: opts.proxyAuth !== undefined && shown === undefined,
+    command: cliCommand(process.env, PACKAGE_ROOT),
+  };
 }
 
 /** Anyone who can reach the proxy can use it as an open relay into decrypted traffic: beyond loopback it needs credentials. */

@@ -5,10 +5,13 @@ import { statsTable } from "../analysis/stats-table.js";
 import type { RecordFilters } from "../saved-logs/filters.js";
 import { FileReadError } from "../saved-logs/follow.js";
 import { UsageError } from "../util/usage-error.js";
+import type { TokenReport } from "../tokens/token-costs.js";
 
 export interface StatsOptions extends RecordFilters {
   by?: GroupBy;
   json?: boolean;
+  /** Add token estimates (the tokenizer is loaded only then). */
+  tokens?: boolean;
 }
 
 export interface AnalysisIo {
@@ -21,8 +24,15 @@ export interface AnalysisIo {
 export async function statsCommand(files: string[], o: StatsOptions, io: AnalysisIo = defaultIo()): Promise<number> {
   try {
     const logs = await loadLogs(files, io.stdin, { onNote: noteTo(io.stderr) });
-    const report = computeStats(selectCalls(logs.records, o), o.by ?? "tool");
-    io.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : statsTable(report));
+    const calls = selectCalls(logs.records, o);
+    const report = computeStats(calls, o.by ?? "tool");
+    let tokens: TokenReport | undefined;
+    if (o.tokens) {
+      const [{ loadTokenCounter }, { tokenCosts }] = await Promise.all([import("../tokens/token-counter.js"), import("../tokens/token-costs.js")]);
+      tokens = tokenCosts(logs.records, calls, await loadTokenCounter());
+    }
+    if (o.json) io.stdout.write(`${JSON.stringify(tokens ? { ...report, tokens } : report, null, 2)}\n`);
+    else io.stdout.write(statsTable(report) + (tokens ? `\n${(await import("../tokens/token-costs.js")).tokenText(tokens)}` : ""));
     return 0;
   } catch (err) {
     if (err instanceof FileReadError || err instanceof UsageError) {

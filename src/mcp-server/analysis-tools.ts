@@ -81,7 +81,7 @@ export interface CheckResult {
 export async function checkOf(files: readonly string[], input: CheckInput): Promise<CheckResult> {
   const failOn = conditionsOf(input.failOn);
   const logs = await load(files, true);
-  const { findings, checked } = runCheck(logs, { failOn, expectTools: input.expectTools, forbidTools: input.forbidTools, maxLatencyMs: input.maxLatencyMs });
+  const { findings, checked } = await runCheck(logs, { failOn, expectTools: input.expectTools, forbidTools: input.forbidTools, maxLatencyMs: input.maxLatencyMs });
   const counts: Record<string, number> = {};
   for (const f of findings) counts[f.condition] = (counts[f.condition] ?? 0) + 1;
   const limit = input.limit ?? 100;

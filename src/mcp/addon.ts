@@ -56,7 +56,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     flow.isMcp = true;
     if (flow.unrecordedRequestProblem !== null) {
       // The request came first: its record too (already forwarded, so nothing is decided by it now).
-      pipeline.invalid(flow.context("client_to_server"), flow.unrecordedRequestProblem, 0);
+      pipeline.invalid(flow.context("client_to_server"), flow.unrecordedRequestProblem.why, flow.unrecordedRequestProblem.bytes);
       flow.unrecordedRequestProblem = null;
     }
     const alternates = readings ? readings.alternates.map((v) => splitBatch(v).messages) : [];
@@ -92,11 +92,11 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     const why = sniffed !== null ? `request body is not JSON (content-type: ${sniffed}): ${p.message}` : `${p.code}: ${p.message}`;
     if (!flow.isMcp && !unreadable && !refusable) {
       // A JSON request (not merely sniffed) may still be MCP: its answer will say (see deliver).
-      if (direction === "client_to_server" && sniffed === null) flow.unrecordedRequestProblem = why;
+      if (direction === "client_to_server" && sniffed === null) flow.unrecordedRequestProblem = { why, bytes: p.bytes ?? 0 };
       return [];
     }
     const extra: Partial<MessageContext> = unreadable ? { readability: { reason: doubt, alternates: [] } } : {};
-    return [pipeline.invalid(flow.context(direction, extra), why, 0)];
+    return [pipeline.invalid(flow.context(direction, extra), why, p.bytes ?? 0)];
   };
 
   const onSse = (flow: McpFlow, m: BodyMessage): Judgement[] => {

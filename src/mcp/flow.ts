@@ -32,7 +32,7 @@ export class McpFlow {
    * Why the request body could not be read, kept while the exchange is not yet known to be MCP: recorded as
    * soon as the answer shows it is, so a request that may have run is never without a record.
    */
-  unrecordedRequestProblem: string | null = null;
+  unrecordedRequestProblem: { why: string; bytes: number } | null = null;
   /** Enforce mode: the response body was not passed on, its content type being neither JSON nor an event stream. */
   refusedResponse = false;
   /** Enforce mode: writes into this exchange's event stream. */

@@ -133,10 +133,11 @@ export class McpSpanBuilder {
     }
     if ((kind === "response" || kind === "error" || kind === "unanswered") && validId(r.id)) {
       const requestDirection = kind === "unanswered" ? direction(r.direction) : opposite(r.direction);
-      const key = spanKey(r, r.id, requestDirection);
-      const entry = this.open.get(key);
-      if (!entry) return;
+      const found = this.openRequestOf(r, r.id, requestDirection);
+      if (!found) return;
+      const [key, entry] = found;
       this.forget(key, entry);
+      if (typeof r.session === "string" && entry.span.attributes["mcp.session.id"] === undefined) entry.span.attributes["mcp.session.id"] = cutName(r.session);
       if (kind === "response" && task?.created === true && typeof r.call === "string") {
         // The answer created a task: the call's span goes on until the task ends.
         this.keepForTask(r.call, entry, r, task, time);
@@ -195,6 +196,20 @@ export class McpSpanBuilder {
     entry.bytes += added;
     this.bytes += added;
     this.evictBeyondBounds(time);
+  }
+
+  /**
+   * The open request an answer ends: by session, or else by the exchange both travelled in. A request sent
+   * before its session existed (initialize, whose answer brings the session id) was keyed by its exchange.
+   */
+  private openRequestOf(r: Rec, id: RequestId, requestDirection: Direction | null): [string, Open] | null {
+    const key = spanKey(r, id, requestDirection);
+    const entry = this.open.get(key);
+    if (entry) return [key, entry];
+    if (typeof r.session !== "string" || typeof r.flow !== "string") return null;
+    const byFlow = spanKey({ ...r, session: null }, id, requestDirection);
+    const sessionless = this.open.get(byFlow);
+    return sessionless ? [byFlow, sessionless] : null;
   }
 
   /** The oldest open requests end as `evicted` while there are too many, or they hold too many bytes. */

@@ -86,9 +86,11 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
     });
     if (opts.keylog) tlsSocket.on("keylog", opts.keylog);
     const tunnel: TunnelContext = { info, secure: true, clientTls: null };
+    let resumed = false;
     tlsSocket.once("secure", () => {
       clearTimeout(timer);
       tunnel.clientTls = tlsSocket.getProtocol() ?? null;
+      resumed = tlsSocket.isSessionReused();
     });
     tlsSocket.on("error", (err) => {
       if (!tunnel.clientTls) tlsFailed(err);
@@ -96,10 +98,12 @@ export function handleConnect(opts: ConnectHandlerOptions, req: http.IncomingMes
     });
     // A client that rejects our certificate may just close, without an alert: Node clients check it after
     // the handshake, Python's httpx over anyio never flushes the alert. Leaving during the handshake, or
-    // after it without a single byte of request, is that case as far as the proxy can tell.
+    // after it without a single byte of request, is that case as far as the proxy can tell - unless the
+    // handshake resumed a session: only a client that accepted our certificate before holds a ticket for it.
+    // (undici opens spare connections, resumed from its session cache, and closes them unused: no warning.)
     tlsSocket.once("close", () => {
       if (!tunnel.clientTls) tlsFailed(new Error("the client closed the connection during the TLS handshake (no alert)"));
-      else if (tlsSocket.bytesRead === 0) tlsFailed(new Error("the client closed the connection right after the TLS handshake, before sending a request"));
+      else if (tlsSocket.bytesRead === 0 && !resumed) tlsFailed(new Error("the client closed the connection right after the TLS handshake, before sending a request"));
     });
     opts.serve(tlsSocket, tunnel);
   });

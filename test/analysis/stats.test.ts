@@ -81,6 +81,14 @@ describe("stats over a real recorded run", () => {
     expect(echoOnly.groups.map((g) => g.key.tool)).toEqual(["echo"]);
   });
 
+  it("--by session names a legacy SSE session by its sessionId in the table, not its endpoint", async () => {
+    const legacy = run.records.find((r) => r.event === "session" && r.transport === "http+sse")!.session as string;
+    const id = new URLSearchParams(legacy.slice(legacy.indexOf("?") + 1)).get("sessionId")!;
+    const { out } = await stats([run.logFile], { by: "session" });
+    expect(out).not.toContain("/message?sessionId=");
+    expect(out.split("\n").some((l) => l.startsWith(`${id} @ `))).toBe(true);
+  });
+
   it("prints a table with a row per tool and a total", async () => {
     const { out } = await stats([run.logFile]);
     const lines = out.trimEnd().split("\n");

@@ -76,7 +76,7 @@ describe("MCP Apps", () => {
     expect(((second.result as { contents: { text: string }[] }).contents[0]!.text)).toContain("evil.example");
     expectRecordsMatchSchemas(all, "rpc");
 
-    const found = findConditions({ records: all, sources: [], chain: null }, buildCalls(all), { failOn: ["app-changed"] });
+    const found = findConditions({ records: all, sources: [], chain: null, origins: new WeakMap() }, buildCalls(all), { failOn: ["app-changed"] });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ condition: "app-changed", method: "resources/read" });
     // diff of the two sessions as two runs: the app changed, a regression.

@@ -156,11 +156,11 @@ describe("createBodyDecoder", () => {
 
   it("reports invalid JSON and corrupt compression as problems, never throwing", async () => {
     const invalid = await decodeBody({ contentType: "application/json" }, [Buffer.from('{"jsonrpc": "2.0",')]);
-    expect(invalid.problems).toEqual([{ code: "invalid_json", message: expect.stringContaining("invalid JSON") }]);
+    expect(invalid.problems).toEqual([{ code: "invalid_json", message: expect.stringContaining("invalid JSON"), bytes: 18 }]);
     const gzipped = zlib.gzipSync(responseBytes);
     const corrupt = await decodeBody({ contentType: "application/json", contentEncoding: "gzip" }, [gzipped.subarray(0, 20)]);
     expect(corrupt.problems).toEqual([
-      { code: "decode_error", message: expect.stringContaining("gzip decoding failed"), ambiguity: expect.stringContaining("does not decode") },
+      { code: "decode_error", message: expect.stringContaining("gzip decoding failed"), ambiguity: expect.stringContaining("does not decode"), bytes: 20 },
     ]);
     expect(corrupt.messages).toEqual([]);
   });
@@ -207,7 +207,7 @@ describe("createBodyDecoder", () => {
     const deep = Buffer.from("[".repeat(50_000) + "]".repeat(50_000));
     const outcome = await decodeBody({ contentType: "application/json" }, [deep], { maxInspectBytes: 200_000 });
     expect(outcome.messages).toEqual([]);
-    expect(outcome.problems).toEqual([{ code: "json_too_deep", message: "JSON body nests deeper than 256 levels" }]);
+    expect(outcome.problems).toEqual([{ code: "json_too_deep", message: "JSON body nests deeper than 256 levels", bytes: deep.length }]);
   });
 
   it("reports an event stream that ends mid-event, and one that breaks off", async () => {

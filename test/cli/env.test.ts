@@ -166,9 +166,10 @@ process.stdout.write(res.status + " " + (await res.text()) + "\\n");\n`,
   });
 
   it("with a new CA, the note on stderr names the proxy without its credentials; a bad --proxy-auth is said", async () => {
-    const fresh = await shell("/bin/sh", env("--proxy", "http://alice:s3cret-pw@127.0.0.1:9", "--ca-dir", path.join(dir, "fresh-ca")), {});
+    const fresh = await shell("/bin/sh", env("--proxy", "http://alice:s3cret-pw@127.0.0.1:9", "--ca-dir", path.join(dir, "fresh-ca"), "--create-ca"), {});
     expect(fresh.code, fresh.stderr).toBe(0);
     expect(fresh.stderr).toContain("the proxy at http://[redacted]@127.0.0.1:9 must use this --ca-dir");
+    expect(fresh.stderr).toContain("warning: nothing answers at http://[redacted]@127.0.0.1:9");
     expect(fresh.stderr).not.toContain("s3cret-pw");
     const bad = await shell("/bin/sh", env("--proxy-auth", "alice", "--ca-dir", proxy.caDir), {});
     expect(bad.code).toBe(2);

@@ -63,6 +63,17 @@ describe("tail view of the recorded logs", () => {
     expect(view(lines("session.ndjson"), { allHttp: true })).toHaveLength(rpc + sessions + all.filter((r) => r.event === "http").length + others);
   });
 
+  it("an invalid body with no readable id and no known size shows neither `#null` nor `0B`", () => {
+    const base = { level: "warn", time: "2026-11-22T07:35:39.904Z", event: "rpc", session: null, direction: "client_to_server", kind: "invalid", id: null, method: null };
+    const [unknown, sized] = view([
+      JSON.stringify({ ...base, bytes: 0, reason: "body_truncated: JSON body is larger than the inspection limit" }),
+      JSON.stringify({ ...base, bytes: 9, reason: "invalid_json: invalid JSON (Unexpected token)" }),
+    ]);
+    expect(unknown).toMatch(/→ INVALID +— body_truncated/);
+    expect(unknown).not.toMatch(/#null|0B/);
+    expect(sized).toMatch(/→ INVALID +9B {2}— invalid_json/);
+  });
+
   it("draws answers under their request, progress with ⋯ n/total, and marks unanswered and invalid messages", () => {
     const out = view(lines("session.ndjson"));
     const at = (re: RegExp) => out.findIndex((l) => re.test(l));

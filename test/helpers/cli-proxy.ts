@@ -17,6 +17,8 @@ export interface CliProxy {
   port: number;
   url: string;
   caPem: string;
+  /** The CA folder it uses (--ca-dir). */
+  caDir: string;
   logFile: string;
   records(): Promise<LogRecord[]>;
   waitForRecord(match: (r: LogRecord) => boolean, what: string, timeoutMs?: number): Promise<LogRecord>;
@@ -46,6 +48,7 @@ export async function startCliProxy(extra: string[] = [], opts: { caDir?: string
       port: Number(new URL(url!).port),
       url: url!,
       caPem: await readFile(path.join(caDir, "ca.pem"), "utf8"),
+      caDir,
       logFile,
       records,
       async waitForRecord(match, what, timeoutMs = 10_000) {

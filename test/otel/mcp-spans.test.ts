@@ -28,6 +28,18 @@ describe("McpSpanBuilder", () => {
     expect(builder.openRequests).toBe(0);
   });
 
+  it("ends initialize when its answer comes, though its request had no session yet and the answer has one", () => {
+    const init = { time: "2026-01-01T00:00:00.000Z", session: null, method: "initialize", tool: null };
+    const { spans, builder } = build([req(0, init), res(0, { ...init, session: "s-new", time: "2026-01-01T00:00:00.040Z" })]);
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({ name: "initialize", error: null, attributes: { "mcp.session.id": "s-new" } });
+    expect(spans[0]!.endMs - spans[0]!.startMs).toBe(40);
+    expect(builder.openRequests).toBe(0);
+    // Another exchange's answer with that id is not this request's.
+    const other = build([req(0, init), res(0, { ...init, session: "s-new", flow: "f2" })]);
+    expect(other.spans).toEqual([]);
+  });
+
   it("takes ids and names such as __proto__ as data", () => {
     const { spans } = build([req("__proto__", { tool: "__proto__" }), res("__proto__")]);
     expect(spans[0]!.name).toBe("tools/call __proto__");

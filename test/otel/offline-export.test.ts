@@ -67,6 +67,11 @@ describe("export --otlp", () => {
       }));
     expect(offline.find((s) => s.name === "tools/call get-sum")?.attributes).toMatchObject({ "client.address": "127.0.0.1", "client.port": expect.any(Number) as unknown });
     expect(offline.map(summary).sort()).toEqual(receiver.spans.map((s: ReceivedSpan) => summary(s)).sort());
+    // initialize is answered like any request (its request had no session yet, its answer has one).
+    const initialize = offline.find((s) => s.name === "initialize");
+    expect(initialize?.attributes["error.type"]).toBeUndefined();
+    expect(initialize?.attributes["mcp.session.id"]).toEqual(expect.any(String));
+    expect(initialize?.status.code).toBe(0);
     const metrics = lines.flatMap((l) => (l.resourceMetrics ?? []) as Obj[]).flatMap((rm) => (rm.scopeMetrics as Obj[]).flatMap((sm) => sm.metrics as Obj[]));
     expect(metrics.find((m) => m.name === "mcp.client.operation.duration")?.unit).toBe("s");
     // The tail filters select what is exported.

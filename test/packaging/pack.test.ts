@@ -107,7 +107,7 @@ describe("npm pack", () => {
     expect(version.stdout.trim()).toBe(PACKAGE.version);
 
     // The preload that `env` and `run` hand to clients is the installed copy's.
-    const printed = await run(bin, ["env", "--ca-dir", path.join(tmp, "ca")], project, env);
+    const printed = await run(bin, ["env", "--ca-dir", path.join(tmp, "ca"), "--create-ca"], project, env);
     expect(printed.code, printed.stderr).toBe(0);
     const preload = /--import (file:\S+)'/.exec(printed.stdout)?.[1];
     expect(preload).toBeDefined();

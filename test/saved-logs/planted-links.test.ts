@@ -7,7 +7,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkCommand } from "../../src/cli/check-command.js";
 import { diffCommand } from "../../src/cli/diff-command.js";
@@ -19,18 +18,12 @@ import { exportOtlpCommand } from "../../src/otel/offline-export.js";
 import { exportHtml } from "../../src/ui/server/html-export.js";
 import { newestLaunchLog } from "../../src/stdio/log-folder.js";
 import { resolveLogInputs } from "../../src/ui/server/log-files.js";
+import { capturedIo } from "../helpers/captured-io.js";
 
 const record = (tool: string): string =>
   `${JSON.stringify({ level: "info", time: "2026-11-28T00:00:00.000Z", event: "rpc", flow: "f", transport: "streamable-http", server: "s:1", path: "/mcp", session: null, protocolVersion: null, direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool, bytes: 10, decision: { action: "allow", enforced: false, rules: [] } })}\n`;
 
-function io() {
-  const out = { stdout: "", stderr: "" };
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  stdout.on("data", (c: Buffer) => (out.stdout += c.toString()));
-  stderr.on("data", (c: Buffer) => (out.stderr += c.toString()));
-  return { out, io: { stdout, stderr, stdin: new PassThrough(), env: {} } };
-}
+const io = capturedIo;
 
 let dir: string;
 let logs: string;

@@ -31,10 +31,12 @@ export async function waitInPage<T>(page: Page, fn: string, what: string, timeou
 }
 
 /** The messages list's rows in view, as text cells. */
-export function visibleRows(page: Page): Promise<{ tool: string; method: string; status: string; text: string }[]> {
+export function visibleRows(page: Page): Promise<{ tool: string; method: string; status: string; session: string; server: string; text: string }[]> {
   return page.$$eval(".list .row", (rows) =>
     rows.map((r) => ({
       tool: r.querySelector(".c-tool")?.textContent ?? "",
+      session: r.querySelector(".c-session")?.textContent ?? "",
+      server: r.querySelector(".c-server")?.textContent ?? "",
       method: r.querySelector(".c-method")?.textContent ?? "",
       status: r.querySelector(".c-status")?.textContent ?? "",
       text: r.textContent ?? "",

@@ -12,7 +12,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
+import { connectSse, connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
 import { launchBrowser, visibleRows, waitInPage } from "./browser.js";
@@ -69,6 +69,11 @@ describe("web UI, live", () => {
     await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].some((c) => c.textContent === "get-sum")`, "the get-sum row");
     const rows = await visibleRows(page);
     expect(rows.filter((r) => r.method === "tools/call" && r.tool === "echo").every((r) => r.status === "ok")).toBe(true);
+    // Each row names its session (the start of its id) and its server.
+    const echoRow = rows.find((r) => r.method === "tools/call" && r.tool === "echo")!;
+    expect(echoRow.server).toBe(`127.0.0.1:${upstream.port}`);
+    expect((client.transport as { sessionId?: string }).sessionId?.startsWith(echoRow.session)).toBe(true);
+    expect(echoRow.session.length).toBeGreaterThanOrEqual(8);
 
     await clickTab(page, "sessions");
     const session = await waitInPage<string>(page, `document.querySelector("table.sessions tbody")?.textContent`, "the session row");
@@ -76,6 +81,20 @@ describe("web UI, live", () => {
     expect(session).toContain("mcp-servers/everything");
     expect(session).toContain("streamable-http");
     await clickTab(page, "messages");
+  });
+
+  it("names a legacy SSE session by its sessionId, not its /message?sessionId= endpoint", async () => {
+    const sse = await connectSse(upstream.sseUrl, { proxyUrl: proxy.url, caPem: proxy.caPem, clientName: "ui-sse-client" });
+    try {
+      await clickTab(page, "sessions");
+      const cells = await waitInPage<string[]>(page, `(() => { const rows = [...document.querySelectorAll("table.sessions tbody tr")].filter((r) => r.textContent.includes("ui-sse-client")); return rows.length ? [...rows[0].querySelectorAll("td")].map((td) => td.textContent) : null; })()`, "the SSE session row");
+      const record = (await proxy.records()).find((r) => r.event === "session" && r.transport === "http+sse");
+      const endpoint = String(record?.session);
+      expect(cells[1]).toBe(new URLSearchParams(endpoint.slice(endpoint.indexOf("?") + 1)).get("sessionId"));
+      await clickTab(page, "messages");
+    } finally {
+      await sse.close();
+    }
   });
 
   it("filters with tail's tokens: tool:echo leaves only echo rows", async () => {

@@ -26,10 +26,12 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
   const kindCell = p("gray", branch) + (style ? p(style, padded) : padded);
 
   const idValue = progress || cancel ? rel?.id : r.id;
-  const id = idValue === undefined || (idValue === null && kind !== "error" && kind !== "invalid") ? "" : `#${idText(idValue)}`;
+  // A null id says something on an error (the request could not be identified); on anything else, nothing.
+  const id = idValue === undefined || (idValue === null && kind !== "error") ? "" : `#${idText(idValue)}`;
   const latencyMs = num(r.latencyMs) ?? (progress || cancel ? num(rel?.elapsedMs) : null);
   const latency = latencyMs === null ? "" : duration(latencyMs);
-  const size = kind === "unanswered" ? "" : bytes(num(r.bytes));
+  // 0 bytes on an unanswered request or a body-level invalid record means "no message", not an empty one.
+  const size = kind === "unanswered" || (kind === "invalid" && num(r.bytes) === 0) ? "" : bytes(num(r.bytes));
 
   const parts: string[] = [];
   const call = [method, str(r.tool)].filter((x): x is string => x !== null).join(" ");

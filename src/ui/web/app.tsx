@@ -125,6 +125,8 @@ export function App({ store, version, feed }: { store: Store; version: number; f
                 <span class="c-id">id</span>
                 <span class="c-method">method</span>
                 <span class="c-tool">tool</span>
+                <span class="c-session">session</span>
+                <span class="c-server">server</span>
                 <span class="c-status">status</span>
                 <span class="c-latency">latency</span>
                 <span class="c-size">size</span>

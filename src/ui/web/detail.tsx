@@ -20,7 +20,7 @@ export function Detail({ msg, store, onClose }: { msg: Msg; store: Store; onClos
           ×
         </button>
       </header>
-      {g && !g.answer ? <p class="warn">No answer recorded: the request is {g.status === "unanswered" ? "unanswered" : "still pending"}.</p> : null}
+      {g && !g.answer ? <p class="warn">No answer recorded: the request {g.status === "unanswered" ? "is unanswered" : g.status === "cancelled" ? "was cancelled" : "is still pending"}.</p> : null}
       {parts.map((m) => (
         <Part key={m.index} msg={m} store={store} focused={m === msg} />
       ))}

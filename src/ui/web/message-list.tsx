@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { num, obj, str } from "../../saved-logs/filters.js";
+import { legacySessionId, num, obj, str } from "../../saved-logs/filters.js";
 import { arrow, bytesOf, bytesText, decisionOf, idText, msText, timeOf } from "./format.js";
 import type { Msg } from "./model.js";
 import { statusOf } from "./query.js";
@@ -103,10 +103,18 @@ function Row({ msg, top, selected, onClick }: { msg: Msg; top: number; selected:
       <span class="c-id">{idText(r.id ?? obj(r.related)?.id)}</span>
       <span class="c-method">{str(r.method) ?? str(r.reason) ?? ""}</span>
       <span class="c-tool">{tool}</span>
+      <span class="c-session" title={str(r.session) ?? undefined}>{sessionText(str(r.session))}</span>
+      <span class="c-server">{str(r.server) ?? ""}</span>
       <span class="c-status">{status ? <span class={`badge s-${status}`}>{isRequest && g.status === "unanswered" ? "unanswered" : status}</span> : null}</span>
       <span class="c-latency">{msText(latency)}</span>
       <span class="c-size">{bytesText(bytesOf(r))}</span>
       <span class="c-decision">{decision.action && decision.action !== "allow" ? <span class={`badge d-${decision.action}`}>{decision.action}</span> : null}</span>
     </div>
   );
+}
+
+/** The start of a session id (a legacy SSE session's `sessionId`, not its endpoint); the whole on hover. */
+function sessionText(session: string | null): string {
+  if (session === null) return "";
+  return (legacySessionId(session) ?? session).slice(0, 8);
 }

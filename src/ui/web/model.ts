@@ -11,7 +11,8 @@ export interface Msg {
   group: Group | null;
 }
 
-export type GroupStatus = "ok" | "error" | "pending" | "denied" | "unanswered";
+/** `cancelled`: the requester cancelled it before an answer (it stays so if one comes anyway), as `check` counts it. */
+export type GroupStatus = "ok" | "error" | "pending" | "denied" | "unanswered" | "cancelled";
 
 /**
  * A request with its progress and cancellation notifications and its answer. A call made as a task keeps
@@ -40,6 +41,7 @@ export interface SessionInfo {
   messages: number;
   errors: number;
   denials: number;
+  flags: number;
 }
 
 export interface ToolStat {
@@ -49,6 +51,8 @@ export interface ToolStat {
   calls: number;
   errors: number;
   denials: number;
+  /** Messages of its calls the policy flagged. */
+  flags: number;
   latencies: number[];
   bytesIn: number;
   bytesOut: number;
@@ -74,6 +78,7 @@ export interface Catalog {
 }
 
 const isDenied = (r: LogRecord): boolean => str(obj(r.decision)?.action) === "deny";
+const isFlagged = (r: LogRecord): boolean => str(obj(r.decision)?.action) === "flag";
 
 /** Everything the page derives from the records, updated one record at a time. */
 export class Store {
@@ -127,7 +132,7 @@ export class Store {
     const key = `${server}|${session ?? ""}`;
     let s = this.sessions.get(key);
     if (!s) {
-      s = { key, server, session, transport: null, protocolVersion: null, client: null, serverName: null, start: null, end: null, messages: 0, errors: 0, denials: 0 };
+      s = { key, server, session, transport: null, protocolVersion: null, client: null, serverName: null, start: null, end: null, messages: 0, errors: 0, denials: 0, flags: 0 };
       this.sessions.set(key, s);
     }
     return s;
@@ -186,6 +191,7 @@ export class Store {
     msg.group = group;
     if (!answers) {
       group.asides.push(msg);
+      if (method === "notifications/cancelled" && group.status === "pending") group.status = "cancelled";
       return;
     }
     group.answer = msg;
@@ -198,7 +204,7 @@ export class Store {
       this.taskCalls.set(str(r.call)!, group);
       if (group.status === "pending" && !isDenied(r)) return this.onTask(group, msg, task, true);
     }
-    if (group.status !== "denied") {
+    if (group.status !== "denied" && group.status !== "cancelled") {
       const result = obj(r.result);
       group.status = kind === "unanswered" ? "unanswered" : kind === "error" || result?.isError === true ? "error" : isDenied(r) ? "denied" : "ok";
     }
@@ -243,16 +249,18 @@ export class Store {
     if (isDenied(r)) s.denials++;
     const taskEnd = obj(obj(r.task)?.end);
     if (taskEnd && str(r.tool) !== null) this.tools.get(`${server} ${str(r.tool)}`)?.latencies.push(num(taskEnd.callLatencyMs) ?? 0);
+    if (isFlagged(r)) s.flags++;
     if (str(r.method) !== "tools/call") return;
     const tool = str(r.tool) ?? str(obj(r.related)?.tool);
     if (tool === null) return;
     const key = `${server} ${tool}`;
     let t = this.tools.get(key);
     if (!t) {
-      t = { key, server, tool, calls: 0, errors: 0, denials: 0, latencies: [], bytesIn: 0, bytesOut: 0 };
+      t = { key, server, tool, calls: 0, errors: 0, denials: 0, flags: 0, latencies: [], bytesIn: 0, bytesOut: 0 };
       this.tools.set(key, t);
     }
     const bytes = num(r.bytes) ?? 0;
+    if ((kind === "request" || kind === "response") && isFlagged(r)) t.flags++;
     if (kind === "request") {
       t.calls++;
       t.bytesIn += bytes;

@@ -1,6 +1,7 @@
 import { bytesText, msText } from "./format.js";
 import { lineDiff } from "../../analysis/line-diff.js";
 import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
+import { legacySessionId } from "../../saved-logs/filters.js";
 
 export function Sessions({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
   const sessions = [...store.sessions.values()];
@@ -20,13 +21,14 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
           <th class="n">messages</th>
           <th class="n">errors</th>
           <th class="n">denials</th>
+          <th class="n">flagged</th>
         </tr>
       </thead>
       <tbody>
         {sessions.map((s) => (
           <tr key={s.key} class="pick" onClick={() => onPick(s.session ? `session:${s.session}` : `server:${s.server}`)}>
             <td>{s.server}</td>
-            <td class="mono">{s.session ?? "(no session)"}</td>
+            <td class="mono" title={s.session ?? undefined}>{s.session === null ? "(no session)" : (legacySessionId(s.session) ?? s.session)}</td>
             <td>{s.client ?? ""}</td>
             <td>{s.serverName ?? ""}</td>
             <td>{s.protocolVersion ?? ""}</td>
@@ -36,6 +38,7 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
             <td class="n">{s.messages}</td>
             <td class="n">{s.errors}</td>
             <td class="n">{s.denials}</td>
+            <td class="n">{s.flags}</td>
           </tr>
         ))}
       </tbody>
@@ -55,6 +58,7 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
           <th class="n">calls</th>
           <th class="n">errors</th>
           <th class="n">denials</th>
+          <th class="n">flagged</th>
           <th class="n">p50</th>
           <th class="n">p95</th>
           <th class="n">p99</th>
@@ -70,6 +74,7 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
             <td class="n calls">{t.calls}</td>
             <td class="n">{t.errors}</td>
             <td class="n">{t.denials}</td>
+            <td class="n">{t.flags}</td>
             <td class="n">{msText(quantile(t.latencies, 0.5))}</td>
             <td class="n">{msText(quantile(t.latencies, 0.95))}</td>
             <td class="n">{msText(quantile(t.latencies, 0.99))}</td>

@@ -23,7 +23,7 @@ const DIRS: Record<string, string> = {
   s2c: "server_to_client",
   server_to_client: "server_to_client",
 };
-const STATUSES = new Set(["ok", "error", "pending", "denied"]);
+const STATUSES = new Set(["ok", "error", "pending", "denied", "cancelled"]);
 
 export function parseQuery(input: string): ParsedQuery {
   const q: ParsedQuery = { filters: {}, dir: [], status: [], text: [], problems: [] };
@@ -43,7 +43,7 @@ export function parseQuery(input: string): ParsedQuery {
     } else if (key === "status" && value !== "") {
       for (const v of value.split(",")) {
         if (STATUSES.has(v.toLowerCase())) q.status.push(v.toLowerCase());
-        else q.problems.push(`status:${v} (ok, error, pending or denied)`);
+        else q.problems.push(`status:${v} (ok, error, pending, cancelled or denied)`);
       }
     } else {
       q.text.push(token);

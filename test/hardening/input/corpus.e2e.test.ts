@@ -222,6 +222,10 @@ describe("hostile bodies end to end", () => {
       for (const pattern of wanted) expect(reasons.some((r) => pattern.test(r)), `${pattern} in ${JSON.stringify(reasons)}`).toBe(true);
     }
     for (const a of c.also ?? []) expect(rpc.some((r) => matches(r, a)), `${JSON.stringify(a)} in ${JSON.stringify(rpc)}`).toBe(true);
+    // A body that is not JSON at all is recorded with its size (what `tail` shows), not 0 bytes.
+    for (const r of rpc.filter((x) => x.kind === "invalid" && /^(invalid_json|json_too_deep)\b/.test(String(x.reason)))) {
+      expect(r.bytes, String(r.reason)).toBe(r.direction === "client_to_server" ? c.request.length : c.response.body.length);
+    }
     // An invalid record never carries the raw hostile body (no 200 KB of brackets, no bad bytes).
     for (const r of rpc.filter((x) => x.kind === "invalid")) expect(JSON.stringify(r).length).toBeLessThan(4096);
 

@@ -148,7 +148,7 @@ describe("a task is one call", () => {
     expect(group).toMatchObject({ calls: 1, ok: 1, unanswered: 0 });
     expect(group.latencyMs.max).toBe(end.callLatencyMs);
     expect(stats.groups.filter((g) => String(g.key.method).startsWith("tasks/"))).toEqual([]);
-    const logs = { records: monitorRun.records, sources: [], chain: null };
+    const logs = { records: monitorRun.records, sources: [], chain: null, origins: new WeakMap() };
     expectRecordsMatchSchemas(monitorRun.records, "rpc", "session");
     expect(findConditions(logs, calls, { failOn: ["pending"] })).toEqual([]);
   });
@@ -268,7 +268,7 @@ describe("tasks that do not end well", () => {
     const call = calls.find((x) => x.taskId === taskId)!;
     expect(call.outcome).toBe("unanswered");
     expectRecordsMatchSchemas(records, "rpc");
-    const pending = findConditions({ records, sources: [], chain: null }, calls, { failOn: ["pending"] });
+    const pending = findConditions({ records, sources: [], chain: null, origins: new WeakMap() }, calls, { failOn: ["pending"] });
     expect(pending.filter((f) => f.tool === TOOL && f.method === "tools/call")).toHaveLength(1);
   });
 

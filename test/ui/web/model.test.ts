@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { lineDiff } from "../../../src/analysis/line-diff.js";
 import { namesInPreview, quantile, Store } from "../../../src/ui/web/model.js";
-import { compileQuery, parseQuery } from "../../../src/ui/web/query.js";
+import { compileQuery, parseQuery, statusOf } from "../../../src/ui/web/query.js";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildCalls } from "../../../src/analysis/calls.js";
+import type { LogRecord } from "../../../src/saved-logs/filters.js";
+
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures");
 
 const allow = { action: "allow", enforced: false, rules: [] };
 let t = 0;
@@ -45,6 +52,26 @@ describe("web UI model", () => {
     expect(first.answer?.record.latencyMs).toBe(12);
   });
 
+  it("shows a cancelled call as cancelled, as check and stats count it (a recorded log)", () => {
+    const lines = readFileSync(path.join(FIXTURES, "session.ndjson"), "utf8").split("\n").filter((l) => l !== "");
+    const store = new Store();
+    for (const line of lines) store.addLine(line);
+    const calls = buildCalls(lines.map((l) => JSON.parse(l) as LogRecord));
+    const cancelled = calls.filter((c) => c.outcome === "cancelled");
+    expect(cancelled.length).toBeGreaterThan(0);
+    for (const c of cancelled) {
+      const group = store.msgs.find((m) => m.record === m.group?.request.record && m.record.flow === c.flow && m.record.id === c.id)?.group;
+      expect(group?.status, `call #${String(c.id)}`).toBe("cancelled");
+      expect(statusOf(group!.request)).toBe("cancelled");
+    }
+    const byStatus = compileQuery("status:cancelled");
+    expect(byStatus.problems).toEqual([]);
+    expect(store.msgs.filter(byStatus.test).map((m) => m.group?.status)).toEqual(store.msgs.filter((m) => m.group?.status === "cancelled").map(() => "cancelled"));
+    // Answered after all, it stays cancelled (as check counts it); a request that was not cancelled is not.
+    const late = load([call(9, "slow"), rpc({ flow: "c9", direction: "client_to_server", kind: "notification", id: null, method: "notifications/cancelled", related: { id: 9, method: "tools/call" } }), answer(9, "slow", { result: {} })]);
+    expect(late.msgs[0]!.group!.status).toBe("cancelled");
+  });
+
   it("does not pair an answer with a request of another session that reused the id", () => {
     const store = load([call(1, "a", { session: "s1", flow: "x" }), answer(1, "a", { session: "s2", flow: "y", result: {} })]);
     expect(store.msgs[0]!.group!.status).toBe("pending");
@@ -57,12 +84,16 @@ describe("web UI model", () => {
     ];
     for (let i = 1; i <= 100; i++) records.push(call(i, "echo"), answer(i, "echo", { latencyMs: i, result: { isError: i === 7 } }));
     records.push(call(200, "x", { decision: { action: "deny", enforced: true, rules: [] } }));
+    const flag = { action: "flag", enforced: false, rules: [{ name: "watch", action: "flag" }] };
+    records.push(call(300, "flagged", { decision: flag }), answer(300, "flagged", { result: {} }));
     const store = load(records);
+    expect(store.tools.get("mcp.example.com:443 flagged")).toMatchObject({ calls: 1, flags: 1, denials: 0 });
+    expect(store.tools.get("mcp.example.com:443 echo")!.flags).toBe(0);
     const echo = store.tools.get("mcp.example.com:443 echo")!;
     expect([echo.calls, echo.errors, echo.denials, echo.bytesIn, echo.bytesOut]).toEqual([100, 1, 0, 10_000, 5_000]);
     expect([quantile(echo.latencies, 0.5), quantile(echo.latencies, 0.95), quantile(echo.latencies, 0.99)]).toEqual([50, 95, 99]);
     const session = store.sessions.get("mcp.example.com:443|s1")!;
-    expect(session).toMatchObject({ client: "cli 1", serverName: "srv 2", messages: 201, denials: 1 });
+    expect(session).toMatchObject({ client: "cli 1", serverName: "srv 2", messages: 203, denials: 1, flags: 1 });
   });
 
   it("shows a changed tool definition as a diff, and a pin finding without the earlier definition", () => {
