@@ -3,22 +3,29 @@
  * side with the bare server (bench/stdio-echo-server.ts), launches interleaved so a drift of the machine
  * falls on all variants: time from spawn to the answer to the first request, and the wrapper's resident
  * memory after the first answer and after 1,000 messages (Linux: /proc). Variants: the bare server; through
- * `mcp-wiretap stdio` (its compile cache in a per-run folder, warmed by a first launch); the same with the
- * cache off (NODE_DISABLE_COMPILE_CACHE=1). Options: --launches N (default 20).
+ * `mcp-wiretap stdio` launched as `wrap` writes it (node's options of startup/node-flags.ts, its compile
+ * cache in a per-run folder, warmed by a first launch); the same without the node options (as typed by
+ * hand); with the cache off (NODE_DISABLE_COMPILE_CACHE=1); with --base DIR, the build of another checkout (its
+ * dist/cli/main.js, say of the main branch) for a before/after in one run. Options: --launches N (default 20),
+ * --base DIR.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { WRAPPED_NODE_FLAGS } from "../src/startup/node-flags.ts";
 import { REPO } from "./paths.ts";
 import { percentile, round } from "./stats.ts";
 
 const MAIN = path.join(REPO, "dist", "cli", "main.js");
 const ECHO = path.join(REPO, "bench", "stdio-echo-server.ts");
-const launches = Number(process.argv[process.argv.indexOf("--launches") + 1]) || 20;
+const option = (name: string): string | undefined => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const launches = Number(option("--launches")) || 20;
+const base = option("--base");
+const BASE_MAIN = base === undefined ? null : path.join(path.resolve(base), "dist", "cli", "main.js");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-startup-"));
 
-type Variant = "bare" | "wrapped" | "wrapped, no compile cache";
+type Variant = "bare" | "wrapped" | "wrapped, no node flags" | "wrapped, no compile cache" | "wrapped@base";
 
 interface Sample {
   firstAnswerMs: number;
@@ -36,7 +43,9 @@ function rssMiB(pid: number | undefined): number | null {
 }
 
 async function launch(variant: Variant, n: number): Promise<Sample> {
-  const args = variant === "bare" ? [ECHO] : [MAIN, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
+  const main = variant === "wrapped@base" ? BASE_MAIN! : MAIN;
+  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" ? WRAPPED_NODE_FLAGS : [];
+  const args = variant === "bare" ? [ECHO] : [...flags, main, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache"), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
   delete env.NODE_OPTIONS;
   delete env.NODE_COMPILE_CACHE;
@@ -70,9 +79,11 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   return { firstAnswerMs, rssFirstMiB, rss1000MiB };
 }
 
-const variants: Variant[] = ["bare", "wrapped", "wrapped, no compile cache"];
+const variants: Variant[] = ["bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
 const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
-await launch("wrapped", -1); // warms the compile cache, as any earlier launch would; not counted
+// Warms the compile caches, as any earlier launch would; not counted.
+await launch("wrapped", -1);
+if (BASE_MAIN) await launch("wrapped@base", -1);
 for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
 rmSync(tmp, { recursive: true, force: true });
 

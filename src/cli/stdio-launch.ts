@@ -4,7 +4,7 @@ import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { maxQueuedBytesFor, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { maxQueuedBytesFor, relayServer, spawnServer, type RelayEnd, type SpawnedServer } from "../stdio/relay.js";
 import { exitStatus } from "../util/exit-status.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
@@ -37,7 +37,10 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
     if (err instanceof UsageError) throw err;
     throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode);
+  // The server starts now and the policy and pipeline load while it does; it is given nothing, and nothing
+  // it writes is read, until the relay below joins it to the client through the tap.
+  const spawned = spawnServer(command, args);
+  const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode).catch((err: unknown) => stopEarly(spawned, err));
   const sink = openSink(o, label);
   const log = sink.logger;
   const ui = await startUi(sink, uiPortOf(o));
@@ -46,9 +49,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const stderrRecorder = new StderrRecorder(log, { server, session });
   const shownCommand = [command, ...args].map(redactLine);
 
-  const relay = startRelay(
-    command,
-    args,
+  const relay = relayServer(
+    spawned,
     (child) =>
       new StdioTap({
         pipeline,
@@ -93,6 +95,12 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   await sink.flush();
   await Promise.all([drained(process.stdout), drained(process.stderr)]);
   return code;
+}
+
+/** A launch that cannot go on (a bad policy file): the server started for it is stopped, the error stands. */
+function stopEarly(spawned: SpawnedServer, err: unknown): never {
+  spawned.child.kill();
+  throw err;
 }
 
 /**
