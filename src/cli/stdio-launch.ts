@@ -3,7 +3,7 @@ import { closeSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
-import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
+import { ensureLogFolder, openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { maxQueuedBytesFor, relayServer, spawnServer, type RelayEnd, type SpawnedServer } from "../stdio/relay.js";
 import { exitStatus } from "../util/exit-status.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
@@ -29,19 +29,12 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const server = `stdio:${label}`;
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.
   const session = randomUUID();
-  const pinsDir = path.resolve(o.caDir);
-  // The pin store is written on the first tools/list: its folder must be private, as the CA's is.
-  try {
-    ensurePrivateDir(pinsDir, "--ca-dir");
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
+  const pinsDir = pinFolder(o.caDir);
   // The server starts now and the policy and pipeline load while it does; it is given nothing, and nothing
   // it writes is read, until the relay below joins it to the client through the tap.
   const spawned = spawnServer(command, args);
   const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode).catch((err: unknown) => stopEarly(spawned, err));
-  const sink = openSink(o, label);
+  const sink = openSink(o, label, pinsDir);
   const log = sink.logger;
   const ui = await startUi(sink, uiPortOf(o));
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
@@ -136,9 +129,30 @@ async function startUi(sink: LogSink, port: number | undefined): Promise<{ close
   }
 }
 
-function openSink(o: StdioOptions, label: string): LogSink {
+/**
+ * The folder of pins.json (written on the first tools/list), private as the CA's is: --ca-dir, else the
+ * per-user folder the launch logs go to. Never the package's certs/: a global install's is root's, and one
+ * shared by every user would let one user's pins judge another's servers.
+ */
+function pinFolder(caDir: string | undefined): string {
+  if (caDir === undefined) {
+    const dir = stdioLogFolder();
+    ensureLogFolder(dir);
+    return dir;
+  }
+  const dir = path.resolve(caDir);
+  try {
+    ensurePrivateDir(dir, "--ca-dir");
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--ca-dir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  return dir;
+}
+
+function openSink(o: StdioOptions, label: string, pinsDir: string): LogSink {
   const common = {
-    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(o.caDir, "audit")) } } : {}),
+    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(pinsDir, "audit")) } } : {}),
     onError: o.onLogError ?? "pass",
   } as const;
   const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };
