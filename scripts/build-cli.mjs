@@ -45,6 +45,8 @@ await build({
       "const __dirname = __wiretapDirname(__filename);",
     ].join(" "),
   },
+  // jsonc-parser's main file is a UMD wrapper whose require() calls esbuild cannot follow: take its ES modules.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   legalComments: "none",
   logLevel: "warning",
 });

@@ -36,7 +36,7 @@ describe("a wrapped entry, launched as a client launches it", () => {
     expect(entry).toEqual({ command: realpathSync(NODE_BIN), args: [...WRAPPED_NODE_FLAGS, realpathSync(CLI_MAIN), "stdio", "--name", "scripted", "--", NODE_BIN, SCRIPTED_STDIO], env: { SERVER_SETTING: "kept" } });
 
     // Launched with only the entry's env and a PATH that finds nothing, as a desktop app might. The pin store
-    // is pointed at the test's folder (otherwise it is the package's certs/); nothing else is added.
+    // is pointed at the test's folder (otherwise it is the per-user state folder); nothing else is added.
     const args = [...entry.args];
     args.splice(args.indexOf("stdio") + 1, 0, "--ca-dir", path.join(dir, "pins"));
     const transport = new StdioClientTransport({ command: entry.command, args, env: { ...entry.env, ...env, PATH: "/nonexistent" }, stderr: "pipe" });
