@@ -85,7 +85,6 @@ const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
 await launch("wrapped", -1);
 if (BASE_MAIN) await launch("wrapped@base", -1);
 for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
-rmSync(tmp, { recursive: true, force: true });
 
 const stat = (xs: Array<number | null>, p: number): number | null => {
   const sorted = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
@@ -109,3 +108,42 @@ const rows = variants.map((v) => {
 });
 process.stdout.write(`stdio start-up, ${launches} launches each, interleaved (Node ${process.versions.node}, load ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`);
 console.table(rows);
+
+// `start` to its listening line, and `run` to the first line its command prints (the proxy is up before the
+// command starts): this build and, with --base, the other one, interleaved.
+type Other = { command: "start" | "run"; build: "this build" | "base" };
+async function commandStartMs({ command, build }: Other, n: number): Promise<number> {
+  const main = build === "base" ? BASE_MAIN! : MAIN;
+  const common = ["--port", "0", "--ca-dir", path.join(tmp, "ca"), "--log-file", path.join(tmp, `${command}-${n}.ndjson`)];
+  const args = command === "start" ? [main, "start", ...common] : [main, "run", ...common, "--", process.execPath, "-e", "console.log('command up')"];
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache") };
+  delete env.NODE_OPTIONS;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  const wanted = command === "start" ? /listening on/ : /command up/;
+  let seen = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} (${build}): no start line in 30 s`)), 30_000);
+    const look = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      if (wanted.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+  });
+  const ms = performance.now() - t0;
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("close", resolve));
+  return ms;
+}
+const others: Other[] = (["start", "run"] as const).flatMap((command) => [{ command, build: "this build" as const }, ...(BASE_MAIN ? [{ command, build: "base" as const }] : [])]);
+const otherSamples = others.map(() => [] as number[]);
+for (const o of others) await commandStartMs(o, -1); // creates the CA and warms the caches; not counted
+for (let i = 0; i < launches; i++) for (const [k, o] of others.entries()) otherSamples[k]!.push(await commandStartMs(o, i));
+rmSync(tmp, { recursive: true, force: true });
+process.stdout.write(`start to listening, run to its command's first line (${launches} launches each, interleaved)\n`);
+console.table(others.map((o, k) => ({ command: o.command, build: o.build, p50Ms: stat(otherSamples[k]!, 50), p90Ms: stat(otherSamples[k]!, 90) })));
+

@@ -17,6 +17,7 @@ import { registerReplayCommand } from "./replay-command.js";
 import { registerMockCommand } from "./mock-command.js";
 import { registerWrapCommands } from "./wrap-command.js";
 import { registerBridgeCommand } from "./bridge-command.js";
+import { registerDemoCommand } from "./demo-command.js";
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 const USAGE = 2;
@@ -107,6 +108,7 @@ export function buildProgram(): Command {
   registerMockCommand(program);
   registerWrapCommands(program);
   registerBridgeCommand(program);
+  registerDemoCommand(program);
   return program;
 }
 

@@ -95,6 +95,8 @@ export interface RunningProxy {
   caCertPath: string;
   /** The CA certificate together with the system roots, for clients that take one file (see ca/). */
   caBundlePath: string;
+  /** The web UI's address (with its token), when one is served. */
+  uiUrl?: string;
   stop(reason: string): Promise<void>;
 }
 
@@ -205,6 +207,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     address,
     caCertPath: ca.certPath,
     caBundlePath: ca.bundlePath,
+    ...(ui ? { uiUrl: ui.url } : {}),
     stop(reason) {
       stopping ??= (async () => {
         await server.close(opts.graceMs);
