@@ -26,5 +26,6 @@ if (!isSupported(found)) {
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
 // `stdio` forwards no HTTP body: it does without (exposing the collector costs a V8 context, some 3 MiB).
 if (process.argv[2] !== "stdio") (await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();
-const { main } = await import("./program.js");
+// `stdio` is what clients launch, once per server: it loads its own command alone.
+const { main } = process.argv[2] === "stdio" ? await import("./stdio-main.js") : await import("./program.js");
 await main(process.argv);
