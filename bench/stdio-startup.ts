@@ -46,7 +46,9 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   const main = variant === "wrapped@base" ? BASE_MAIN! : MAIN;
   const flags = variant === "wrapped" || variant === "wrapped, no compile cache" ? WRAPPED_NODE_FLAGS : [];
   const args = variant === "bare" ? [ECHO] : [...flags, main, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache"), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
+  // A compile cache per variant: V8 rejects code cached under other flags, and variants sharing one cache
+  // would each find the other's and compile afresh every launch.
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, `cache-${variant}`), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
   delete env.NODE_OPTIONS;
   delete env.NODE_COMPILE_CACHE;
   const t0 = performance.now();
@@ -82,8 +84,7 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
 const variants: Variant[] = ["bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
 const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
 // Warms the compile caches, as any earlier launch would; not counted.
-await launch("wrapped", -1);
-if (BASE_MAIN) await launch("wrapped@base", -1);
+for (const v of variants) if (v !== "bare") await launch(v, -1);
 for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
 
 const stat = (xs: Array<number | null>, p: number): number | null => {
