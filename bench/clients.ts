@@ -30,8 +30,8 @@ export const MCP_HEADERS = {
   "mcp-protocol-version": "2025-06-18",
 } as const;
 
-export function toolsCall(id: number | string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "hello from the bench" } } });
+export function toolsCall(id: number | string, tool = "echo"): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: { text: "hello from the bench" } } });
 }
 
 /** A `tools/call` that asks the upstream to stream `progress` notifications (token = the id) before its result. */

@@ -97,13 +97,26 @@ export function startHostileUpstream(): Promise<{ port: number; close(): void }>
 
 /** Writes `body` as chunked encoding, one byte a chunk (node writes each `write` as one chunk when corked off). */
 function writeBytes(res: http.ServerResponse, body: Buffer): void {
-  const wire = Buffer.alloc(body.length * 6 + 5);
-  let at = 0;
-  for (const byte of body) at += wire.write(`1\r\n${String.fromCharCode(byte)}\r\n`, at, "latin1");
-  wire.write("0\r\n\r\n", at, "latin1");
+  const wire = oneByteChunks(body);
   // Raw on the socket: the head went out with writeHead's first flush.
   res.flushHeaders();
   res.socket?.end(wire);
+}
+
+/** `body` as a chunked-encoding wire of 1-byte chunks (`1\r\nX\r\n` each), then the last chunk. */
+function oneByteChunks(body: Buffer): Buffer {
+  const wire = Buffer.alloc(body.length * 6 + 5);
+  for (let i = 0; i < body.length; i++) {
+    const at = i * 6;
+    wire[at] = 0x31;
+    wire[at + 1] = 0x0d;
+    wire[at + 2] = 0x0a;
+    wire[at + 3] = body[i]!;
+    wire[at + 4] = 0x0d;
+    wire[at + 5] = 0x0a;
+  }
+  wire.write("0\r\n\r\n", body.length * 6, "latin1");
+  return wire;
 }
 
 async function writeEvents(res: http.ServerResponse, count: number, event: (i: number) => string): Promise<void> {
@@ -145,10 +158,7 @@ async function pool(count: number, concurrency: number, deadline: number, task: 
 /** The body of a raw request in 1-byte chunks, sent to the proxy on a socket of its own; resolves at the answer (true) or the deadline. */
 function oneBytePost(t: AttackTarget, body: Buffer): Promise<boolean> {
   return new Promise((resolve) => {
-    const wire = Buffer.alloc(body.length * 6 + 5);
-    let at = 0;
-    for (const byte of body) at += wire.write(`1\r\n${String.fromCharCode(byte)}\r\n`, at, "latin1");
-    wire.write("0\r\n\r\n", at, "latin1");
+    const wire = oneByteChunks(body);
     const head = `POST http://${t.upstream}/answer HTTP/1.1\r\nhost: ${t.upstream}\r\n${Object.entries(MCP).map(([k, v]) => `${k}: ${v}\r\n`).join("")}transfer-encoding: chunked\r\nconnection: close\r\n\r\n`;
     const socket = net.connect(t.proxyPort, "127.0.0.1", () => socket.write(Buffer.concat([Buffer.from(head), wire])));
     // Stopped at the deadline: the attack says how far it got.

@@ -6,13 +6,15 @@
  * at most 64 MiB (256 MiB for 40 unterminated 8 MiB streams), `/healthz` max ≤ 250 ms, no crash, the other
  * client's throughput ≥ 0.8 × quiet.
  */
+import { fork, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import http from "node:http";
 import type net from "node:net";
 import path from "node:path";
 import { Child } from "./child.ts";
 import { ATTACKS, startHostileUpstream, type Attack } from "./hostile-attacks.ts";
-import { REPO } from "./paths.ts";
+import type { AttackOrder } from "./hostile-peer.ts";
+import { NODE_FLAGS, REPO } from "./paths.ts";
 import { percentile, round } from "./stats.ts";
 import { nowMs, sleep } from "./time.ts";
 
@@ -57,13 +59,13 @@ export interface HostileOptions {
 }
 
 export async function runHostile(opts: HostileOptions): Promise<HostileResult> {
-  const hostile = await startHostileUpstream();
+  const hostile = await startHostilePeer();
   const benign = await startHostileUpstream();
   try {
-    const quiet = await measure(opts, null, hostile.port, benign.port);
+    const quiet = await measure(opts, null, hostile, benign.port);
     const attacks: HostileRow[] = [];
     for (const attack of ATTACKS.filter((a) => !opts.rows || opts.rows.includes(a.row))) {
-      attacks.push(await measure(opts, attack, hostile.port, benign.port, quiet));
+      attacks.push(await measure(opts, attack, hostile, benign.port, quiet));
     }
     return { quiet, attacks };
   } finally {
@@ -72,7 +74,34 @@ export async function runHostile(opts: HostileOptions): Promise<HostileResult> {
   }
 }
 
-async function measure(opts: HostileOptions, attack: Attack | null, hostilePort: number, benignPort: number, quiet: HostileRow | null = null): Promise<HostileRow> {
+interface HostilePeer {
+  run(order: AttackOrder): Promise<string>;
+  close(): void;
+}
+
+/** The hostile upstream and attacks in a child process (bench/hostile-peer.ts): their CPU is not the measuring loop's. */
+async function startHostilePeer(): Promise<HostilePeer> {
+  const child: ChildProcess = fork(path.join(REPO, "bench", "hostile-peer.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  await new Promise<void>((resolve, reject) => {
+    child.once("message", () => resolve());
+    child.once("exit", (code) => reject(new Error(`the hostile peer exited (${code}) before listening`)));
+  });
+  return {
+    run: (order) =>
+      new Promise((resolve) => {
+        const onExit = (): void => resolve("failed: the hostile peer exited");
+        child.once("exit", onExit);
+        child.once("message", (m: { done: string }) => {
+          child.off("exit", onExit);
+          resolve(m.done);
+        });
+        child.send(order);
+      }),
+    close: () => child.disconnect(),
+  };
+}
+
+async function measure(opts: HostileOptions, attack: Attack | null, hostile: HostilePeer, benignPort: number, quiet: HostileRow | null = null): Promise<HostileRow> {
   const name = attack ? `row ${attack.row}: ${attack.name}` : "quiet";
   opts.progress(`hostile peer, ${name}`);
   const proxy = await startProxy(opts.tmp, attack?.proxyArgs);
@@ -87,7 +116,7 @@ async function measure(opts: HostileOptions, attack: Attack | null, hostilePort:
     const deadline = started + opts.secondsPerAttack * 1000;
     let done = "idle";
     try {
-      done = attack ? await attack.run({ proxyPort: proxy.port, upstream: `127.0.0.1:${hostilePort}`, ...(proxy.uiFeed ? { uiFeed: proxy.uiFeed } : {}), deadline, scale: opts.scale }) : "";
+      done = attack ? await hostile.run({ row: attack.row, proxyPort: proxy.port, ...(proxy.uiFeed ? { uiFeed: proxy.uiFeed } : {}), msLeft: deadline - nowMs(), scale: opts.scale }) : "";
     } catch (err) {
       done = `failed: ${err instanceof Error ? err.message : String(err)}`;
     }
@@ -138,7 +167,7 @@ async function startProxy(tmp: string, args?: "enforce" | "ui"): Promise<{ child
     extra.push("--config", policy);
   }
   if (args === "ui") extra.push("--ui-port", "0");
-  const child = new Child("mcp-wiretap", process.execPath, [WIRETAP_MAIN, "start", "--port", "0", "--ca-dir", path.join(tmp, `hostile-ca-${n}`), "--log-file", path.join(tmp, `hostile-${n}.log`), ...extra]);
+  const child = new Child("mcp-wiretap", process.execPath, [...NODE_FLAGS, WIRETAP_MAIN, "start", "--port", "0", "--ca-dir", path.join(tmp, `hostile-ca-${n}`), "--log-file", path.join(tmp, `hostile-${n}.log`), ...extra]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
   if (!listening) throw new Error(`mcp-wiretap did not start: ${child.stderr.trim().slice(-1000)}`);
   const ui = args === "ui" ? await child.waitForOutput(/UI: (http:\/\/\S+)\?token=(\S+)/, 10_000) : null;

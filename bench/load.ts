@@ -13,6 +13,8 @@ export interface LoadOptions {
   durationMs: number;
   /** Ask for the answer as text/event-stream instead of application/json. */
   sseAnswer?: boolean;
+  /** The tool called (default `echo`). */
+  tool?: string;
 }
 
 export interface LoadResult {
@@ -46,7 +48,7 @@ export async function runLoad(dispatcher: Dispatcher, origin: string, opts: Load
     while (nowMs() < end) {
       const t0 = nowMs();
       try {
-        const res = await request(`${origin}/mcp`, { dispatcher, method: "POST", headers, body: toolsCall(nextId++) });
+        const res = await request(`${origin}/mcp`, { dispatcher, method: "POST", headers, body: toolsCall(nextId++, opts.tool) });
         const text = await res.body.text();
         if (res.statusCode !== 200 || !text.includes('"result"')) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
         const t1 = nowMs();

@@ -24,7 +24,7 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 const WIRETAP_MAIN = path.join(REPO, "dist", "cli", "main.js");
 const BARE_ENGINE = path.join(REPO, "bench", "bare-engine.ts");
 /** The V8 setting `npm start` and the Docker image run mcp-wiretap with; the bare engine gets it too. */
-const NODE_FLAGS = ["--max-semi-space-size=8"];
+export const NODE_FLAGS = ["--max-semi-space-size=8"];
 
 export interface BenchContext {
   tmp: string;

@@ -1,9 +1,11 @@
 /** The results: types, the side-by-side table, ratios, targets with PASS/FAIL, and bench/results.json. */
+import type { McpSearchResult } from "./mcp-search.ts";
 import { writeFileSync } from "node:fs";
 import type { HandshakeResult } from "./handshake.ts";
 import type { LoadResult } from "./load.ts";
 import type { LoggingResult } from "./logging.ts";
 import type { HostileResult } from "./hostile.ts";
+import type { StateResult } from "./state.ts";
 import type { BigResponseResult, OpenStreamsResult } from "./memory.ts";
 import type { PathName } from "./paths.ts";
 import type { SseResult } from "./sse-latency.ts";
@@ -55,6 +57,8 @@ export interface Results {
   stdio?: StdioResult | { skipped: string } | null;
   mock?: MockResult | { skipped: string } | null;
   hostile?: HostileResult | { skipped: string } | null;
+  mcpSearch?: McpSearchResult | { skipped: string } | null;
+  state?: StateResult | { skipped: string } | null;
   ratios: Record<string, number | null>;
   targets: TargetCheck[];
   notes: string[];

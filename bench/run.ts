@@ -23,8 +23,10 @@ import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
 import { runMock } from "./mock.ts";
+import { runMcpSearch } from "./mcp-search.ts";
 import { hostileTable, runHostile } from "./hostile.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
+import { runState, stateTable, stateTargets, STATE_DELAYS_MS } from "./state.ts";
 
 const WATCHDOG_MS = 240_000;
 /** The variable-length measures (handshakes, big response, open streams) shrink to end the run by then. */
@@ -39,6 +41,8 @@ const options = parseOptions(process.argv.slice(2));
 const d = options.durations;
 /** The hostile-peer section runs last, on its own time (nine proxies, one attack each): the watchdog waits for it. */
 const HOSTILE_MS = options.measures.includes("hostile") ? 9 * (d.hostileSeconds + 6) * 1000 : 0;
+/** The shared-state section (issue 31): three windows per Redis placement, each proxy started fresh. */
+const STATE_MS = options.measures.includes("state") ? STATE_DELAYS_MS.length * (3 * (d.stateWindowMs + d.warmupMs) + 10_000) : 0;
 const startedAt = performance.now();
 const progress = (msg: string): void => {
   process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -108,11 +112,18 @@ function finish(): void {
     const p50 = results.mock.mock.p50;
     results.targets.push({ target: "mock answer p50 <= 1 ms", value: String(p50), verdict: p50 === null ? "SKIP" : p50 <= 1 ? "PASS" : "FAIL" });
   }
+  if (results.mcpSearch && !("skipped" in results.mcpSearch)) {
+    const m = results.mcpSearch;
+    const worst = Math.max(...m.queries.map((q) => q.ms.p50 ?? Infinity));
+    results.targets.push({ target: `mcp search_messages over ${m.records} records p50 <= 300 ms (slowest query)`, value: String(worst), verdict: worst <= 300 ? "PASS" : "FAIL" });
+    results.targets.push({ target: "mcp server live heap <= 2x the log's size", value: `${m.liveHeapRatio} (RSS ${m.memoryRatio}x: V8's headroom)`, verdict: m.liveHeapRatio === null ? "SKIP" : m.liveHeapRatio <= 2 ? "PASS" : "FAIL" });
+  }
   if (results.hostile && !("skipped" in results.hostile)) {
     for (const x of results.hostile.attacks) {
       results.targets.push({ target: `issue 33 row ${x.row}: adds <= ${x.targetMiB} MiB, /healthz max <= 250 ms, no crash, other client >= 0.8x`, value: `${x.rssOverQuietMiB} MiB, ${x.healthzMaxMs} ms, ${x.crashed ? "crash" : "up"}, ${x.otherRatio}x`, verdict: x.verdict });
     }
   }
+  if (results.state && !("skipped" in results.state)) results.targets.push(...stateTargets(results.state));
   process.stdout.write(`\nmcp-wiretap bench — ${results.date}\n`);
   process.stdout.write(`${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}, load average ${results.machine.loadAverageAtStart.join(" ")} at start${options.quick ? " — QUICK RUN" : ""}\n\n`);
   process.stdout.write(`${table(results)}\n`);
@@ -133,6 +144,15 @@ function finish(): void {
   if (mk && !("skipped" in mk)) {
     process.stdout.write(`mock --stdio vs the stdio echo server (${mk.messages} round trips each): direct p50 ${mk.direct.p50} ms p99 ${mk.direct.p99} ms; mock p50 ${mk.mock.p50} ms p99 ${mk.mock.p99} ms\n`);
   } else if (mk) process.stdout.write(`mock: skipped (${mk.skipped})\n`);
+  const ms = results.mcpSearch;
+  if (ms && !("skipped" in ms)) {
+    const rows = ms.queries.map((q) => `  ${JSON.stringify(q.query).padEnd(32)} p50 ${q.ms.p50} ms  max ${q.ms.max} ms  (${q.hits} hits, ${q.scanned} records scanned)`).join("\n");
+    const others = ms.tools.map((t) => `  ${t.tool.padEnd(32)} first ${t.firstMs} ms, then p50 ${t.ms.p50} ms`).join("\n");
+    process.stdout.write(`\nmcp search_messages over ${ms.records} records (${ms.logMiB} MiB; served after ${ms.loadMs} ms):\n${rows}\n${others}\n  server RSS ${ms.rssMiB} MiB (${ms.emptyRssMiB} MiB on an empty log): ${ms.memoryRatio}x the log's size; live heap ${ms.liveHeapRatio}x\n`);
+  } else if (ms) process.stdout.write(`\nmcp search: skipped (${ms.skipped})\n`);
+  const sr = results.state;
+  if (sr && !("skipped" in sr)) process.stdout.write(`\nShared state (issue 31): one proxy per Redis placement, counted = echo calls a limit counts in Redis:\n${stateTable(sr)}\n`);
+  else if (sr) process.stdout.write(`\nshared state: skipped (${sr.skipped})\n`);
   const h = results.hostile;
   if (h && !("skipped" in h)) process.stdout.write(`\nOne hostile peer (issue 33), each attack on a fresh proxy beside another client:\n${hostileTable(h)}\n`);
   else if (h) process.stdout.write(`\nhostile peer: skipped (${h.skipped})\n`);
@@ -149,7 +169,7 @@ const watchdog = setTimeout(() => {
   } finally {
     process.exit(1);
   }
-}, WATCHDOG_MS + HOSTILE_MS);
+}, WATCHDOG_MS + HOSTILE_MS + STATE_MS);
 watchdog.unref();
 
 async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
@@ -287,6 +307,10 @@ async function main(): Promise<void> {
     progress(`mock --stdio: ${d.stdioMessages} round trips beside the stdio echo server`);
     results.mock = await runMock(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
   }
+  if (options.measures.includes("mcp")) {
+    progress("mcp: search_messages over a 100,000-record log");
+    results.mcpSearch = await runMcpSearch(tmp).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
   const extraHosts = Array.from({ length: d.newHosts }, (_, i) => `127.0.0.${i + 2}`);
   progress(`temp dir ${tmp}; creating the bench PKI and the upstream`);
   const pki = createBenchPki(tmp, ["127.0.0.1", ...extraHosts]);
@@ -353,6 +377,9 @@ async function main(): Promise<void> {
     if (name === "mcp-wiretap" && wantLogging) await measureLogging(ctx, origin, upstream);
   }
 
+  if (options.measures.includes("state")) {
+    results.state = await runState(ctx, origin, { windowMs: d.stateWindowMs, warmupMs: d.warmupMs, progress }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
   await upstream.close();
   if (options.measures.includes("hostile")) {
     results.hostile = await runHostile({ tmp, secondsPerAttack: d.hostileSeconds, scale: d.hostileScale, ...(options.hostileRows ? { rows: options.hostileRows } : {}), progress }).catch((err: unknown) => ({

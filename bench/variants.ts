@@ -47,6 +47,14 @@ rateLimits:
 `;
 
 export async function redisState(tmp: string): Promise<Extra> {
+  const redis = await startRedisServer();
+  const policy = path.join(tmp, "state-policy.yaml");
+  writeFileSync(policy, STATE_POLICY);
+  return { args: ["--state", `redis://127.0.0.1:${redis.port}/0`, "--config", policy], stop: () => redis.stop() };
+}
+
+/** A redis-server on a free loopback port (Redis has no "port 0"). */
+export async function startRedisServer(): Promise<{ port: number; stop(): Promise<void> }> {
   if (!findOnPath("redis-server")) throw new PathUnavailable("redis-server is not installed (scripts/ensure-test-deps.sh installs it)");
   const port = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, "127.0.0.1", () => {
@@ -60,10 +68,8 @@ export async function redisState(tmp: string): Promise<Extra> {
     await redis.stop();
     throw new Error(`redis-server did not start: ${redis.stdout.slice(-500)}`);
   }
-  const policy = path.join(tmp, "state-policy.yaml");
-  writeFileSync(policy, STATE_POLICY);
   return {
-    args: ["--state", `redis://127.0.0.1:${port}/0`, "--config", policy],
+    port,
     stop: async () => {
       await redis.stop();
     },

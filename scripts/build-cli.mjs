@@ -24,9 +24,8 @@ const cli = path.join(dist, "cli");
 for (const f of readdirSync(cli)) if (f.startsWith("chunk-")) rmSync(path.join(cli, f));
 await build({
   absWorkingDir: root,
-  // The Redis worker and the demo's stdio server are started by file name, next to the code that starts
-  // them (state/sync-redis.ts, demo/run-demo.ts).
-  entryPoints: { main: "src/cli/main.ts", "redis-worker": "src/state/redis-worker.ts", "demo-server": "src/demo/demo-server.ts" },
+  // The demo's stdio server is started by file name, next to the code that starts it (demo/run-demo.ts).
+  entryPoints: { main: "src/cli/main.ts", "demo-server": "src/demo/demo-server.ts" },
   outdir: cli,
   // Chunks sit beside main.js, so code that finds the package two folders up (cli/package-info.ts) still does.
   chunkNames: "chunk-[hash]",

@@ -16,6 +16,8 @@ export interface Call {
   protocolVersion: string | null;
   /** Direction of the request. */
   direction: string | null;
+  /** A call made as a task: the task id (its tasks/* requests, status notifications and result belong to the call). */
+  taskId: string | null;
   /** Id of the first round's request. */
   id: unknown;
   method: string | null;
@@ -29,7 +31,7 @@ export interface Call {
   request: LogRecord | null;
   rounds: number;
   outcome: Outcome;
-  /** Sum of the rounds' `latencyMs` (time the peer took); null when no round was answered. */
+  /** Sum of the rounds' `latencyMs` (time the peer took); for a task, the time to its terminal state; null when no round was answered. */
   latencyMs: number | null;
   requestBytes: number;
   responseBytes: number;
@@ -57,12 +59,21 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
     if (r.event !== "rpc") continue;
     const kind = str(r.kind);
     const direction = str(r.direction);
+    const callId = str(r.call);
+    const taskCall = obj(r.task) && callId !== null ? byCallId.get(callId) : undefined;
+    // Before the answer that creates the task, only its status notifications can come.
+    if (taskCall && (taskCall.taskId !== null || kind === "notification") && obj(r.task)?.created !== true) {
+      onTask(taskCall, r, kind);
+      continue;
+    }
     if (kind === "request" && r.id !== null && r.id !== undefined) {
-      const callId = str(r.call);
-      const joined = callId === null ? undefined : byCallId.get(callId);
+      // A retry of a multi-round call carries its round; a request that asks for a task starts a call of its own.
+      const joined = callId === null || r.round === undefined ? undefined : byCallId.get(callId);
       const call = joined ?? newCall(r);
       if (joined) joined.rounds++;
       else calls.push(call);
+      // A request that asked for a task names its call: what the task brings later joins it.
+      if (callId !== null && !joined) byCallId.set(callId, call);
       add(call, r);
       call.requestBytes += num(r.bytes) ?? 0;
       open(key(r.server, direction, r.id), call, r);
@@ -80,7 +91,6 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
       }
       add(call, r);
       answer(call, r, kind);
-      const callId = str(r.call);
       if (callId !== null && str(r.resultType) === "input_required") byCallId.set(callId, call);
     } else if (kind === "notification" && str(r.method) === "notifications/cancelled") {
       const rel = obj(r.related);
@@ -96,6 +106,26 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
   return calls;
 }
 
+/** A record of a call made as a task, after its creation: the call ends where the task reached its terminal state. */
+function onTask(call: Call, r: LogRecord, kind: string | null): void {
+  add(call, r);
+  if (kind === "request") call.requestBytes += num(r.bytes) ?? 0;
+  else call.responseBytes += num(r.bytes) ?? 0;
+  const task = obj(r.task)!;
+  ended(call, task);
+  if (task.final === true && call.outcome !== "cancelled") call.outcome = kind === "error" ? "error" : isToolError(r) ? "tool_error" : "ok";
+  if (kind === "unanswered" && call.outcome === "open") call.outcome = "unanswered";
+}
+
+/** The task reached its terminal state: the call's latency and outcome. */
+function ended(call: Call, task: Record<string, unknown>): void {
+  const end = obj(task.end);
+  if (!end) return;
+  call.latencyMs = num(end.callLatencyMs);
+  const status = str(end.status);
+  call.outcome = status === "cancelled" ? "cancelled" : status === "failed" ? "error" : "ok";
+}
+
 function newCall(r: LogRecord): Call {
   return {
     server: str(r.server),
@@ -104,6 +134,7 @@ function newCall(r: LogRecord): Call {
     transport: str(r.transport),
     protocolVersion: str(r.protocolVersion),
     direction: str(r.direction),
+    taskId: null,
     id: r.id,
     method: str(r.method),
     tool: str(r.tool),
@@ -138,6 +169,14 @@ function add(call: Call, r: LogRecord): void {
 }
 
 function answer(call: Call, r: LogRecord, kind: string): void {
+  const task = obj(r.task);
+  if (task?.created === true && kind === "response") {
+    // The answer created a task: the call runs on until the task ends.
+    call.taskId = str(task.id);
+    call.responseBytes += num(r.bytes) ?? 0;
+    ended(call, task);
+    return;
+  }
   if (kind === "unanswered") {
     if (call.outcome !== "cancelled") call.outcome = "unanswered";
     return;

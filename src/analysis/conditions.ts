@@ -61,11 +61,12 @@ export function findConditions(logs: LoadedLogs, calls: readonly Call[], o: Chec
     }
   }
   if (on.has("mismatch")) out.push(...mismatches(logs.records));
-  if (on.has("drift")) {
+  if (on.has("drift") || on.has("app-changed")) {
     for (const r of rpc) {
       for (const rule of arrayOf(obj(r.decision)?.rules)) {
         for (const f of arrayOf(rule.findings)) {
-          if (f.type === "tool_changed" || f.type === "tool_added") out.push(finding("drift", r, `${str(f.type)}: ${str(f.detail) ?? str(f.path) ?? ""}`));
+          if ((f.type === "tool_changed" || f.type === "tool_added") && on.has("drift")) out.push(finding("drift", r, `${str(f.type)}: ${str(f.detail) ?? str(f.path) ?? ""}`));
+          if (f.type === "ui_changed" && on.has("app-changed")) out.push(finding("app-changed", r, `ui_changed: ${str(f.detail) ?? str(f.path) ?? ""}`));
         }
       }
     }
@@ -97,6 +98,9 @@ function optionFindings(rpc: readonly LogRecord[], o: CheckOptions): Finding[] {
     for (const r of rpc) {
       const ms = num(r.latencyMs);
       if ((r.kind === "response" || r.kind === "error") && ms !== null && ms > o.maxLatencyMs) out.push(finding("latency", r, `took ${ms} ms (over --max-latency ${o.maxLatencyMs})`));
+      // A call made as a task: its latency runs to the task's end.
+      const task = num(obj(obj(r.task)?.end)?.callLatencyMs);
+      if (task !== null && task > o.maxLatencyMs) out.push(finding("latency", r, `the task took ${task} ms to end (over --max-latency ${o.maxLatencyMs})`));
     }
   }
   return out;

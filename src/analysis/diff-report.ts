@@ -31,6 +31,8 @@ function changeLines(c: Change): string[] {
       return [`${mark}- tool ${c.tool} removed`];
     case "tool_changed":
       return [`${mark}~ tool ${c.tool}: ${c.field} changed`, ...hunks(lineDiff(pretty(c.before), pretty(c.after))).map((l) => `      ${l.op} ${l.text}`)];
+    case "app_changed":
+      return [`${mark}~ app ${c.uri}: HTML or _meta.ui changed (${c.before.slice(0, 19)}… → ${c.after.slice(0, 19)}…)`];
     case "outcome_changed":
       return [`${mark}  ${[c.method, c.tool].filter(Boolean).join(" ")} ${c.argsHash ? `args ${c.argsHash.slice(0, 19)}…` : ""}: ${c.before} → ${c.after} (${c.calls[0]} → ${c.calls[1]} calls${c.replays ? `, ${c.replays[0]} → ${c.replays[1]} of them replays` : ""})`];
     case "latency_changed":

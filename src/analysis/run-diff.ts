@@ -1,7 +1,7 @@
 import { canonicalJson } from "../util/canonical-json.js";
 import type { Call } from "./calls.js";
 import { percentile } from "./percentiles.js";
-import { serverKey, serverNames, TOOL_FIELDS, toolDefinitions, type ServerTools } from "./tool-defs.js";
+import { appDigests, serverKey, serverNames, TOOL_FIELDS, toolDefinitions, type ServerTools } from "./tool-defs.js";
 import type { LogRecord } from "../saved-logs/filters.js";
 
 export interface DiffOptions {
@@ -15,6 +15,7 @@ export type Change =
   | { type: "tool_added"; server: string; tool: string; regression: false }
   | { type: "tool_removed"; server: string; tool: string; regression: true }
   | { type: "tool_changed"; server: string; tool: string; field: string; before: unknown; after: unknown; regression: true }
+  | { type: "app_changed"; server: string; uri: string; before: string; after: string; regression: true }
   | { type: "outcome_changed"; server: string; tool: string | null; method: string | null; argsHash: string | null; before: string; after: string; calls: [number, number]; replays?: [number, number]; regression: boolean }
   | { type: "latency_changed"; server: string; tool: string | null; method: string | null; beforeP50Ms: number; afterP50Ms: number; calls: [number, number]; regression: boolean };
 
@@ -31,7 +32,10 @@ export function diffRuns(a: { records: readonly LogRecord[]; calls: readonly Cal
   const changes: Change[] = [];
   const toolsA = toolDefinitions(a.records);
   const toolsB = toolDefinitions(b.records);
-  for (const key of sortedKeys(toolsA, toolsB)) changes.push(...diffTools(key, toolsA.get(key), toolsB.get(key)));
+  const appsA = appDigests(a.records);
+  const appsB = appDigests(b.records);
+  for (const key of sortedKeys(toolsA, toolsB)) changes.push(...diffTools(key, toolsA.get(key), toolsB.get(key)), ...diffApps(key, appsA.get(key), appsB.get(key)));
+  for (const key of sortedKeys(appsA, appsB)) if (!toolsA.has(key) && !toolsB.has(key)) changes.push(...diffApps(key, appsA.get(key), appsB.get(key)));
   changes.push(...diffOutcomes(a, b), ...diffLatency(a, b, o));
   const unreadable = [
     ...[...toolsA.values()].filter((s) => s.unreadableListings > 0).map((s) => ({ side: "a" as const, server: s.key, listings: s.unreadableListings })),
@@ -40,7 +44,7 @@ export function diffRuns(a: { records: readonly LogRecord[]; calls: readonly Cal
   return { version: 1, changes, regressions: changes.filter((c) => c.regression).length, unreadable };
 }
 
-function diffTools(server: string, a: ServerTools | undefined, b: ServerTools | undefined): Change[] {
+export function diffTools(server: string, a: ServerTools | undefined, b: ServerTools | undefined): Change[] {
   // A server listed on one side only (or unreadable there) says nothing about its tools.
   if (!a || !b || a.tools.size === 0 || b.tools.size === 0) return [];
   const out: Change[] = [];
@@ -56,6 +60,17 @@ function diffTools(server: string, a: ServerTools | undefined, b: ServerTools | 
         if (!sameJson(before[field], after[field])) out.push({ type: "tool_changed", server, tool, field, before: before[field], after: after[field], regression: true });
       }
     }
+  }
+  return out;
+}
+
+/** An app read on both sides whose HTML or `_meta.ui` differs (by the digest its records carry). */
+function diffApps(server: string, a: Map<string, string> | undefined, b: Map<string, string> | undefined): Change[] {
+  if (!a || !b) return [];
+  const out: Change[] = [];
+  for (const [uri, before] of [...a].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+    const after = b.get(uri);
+    if (after !== undefined && after !== before) out.push({ type: "app_changed", server, uri, before, after, regression: true });
   }
   return out;
 }

@@ -61,3 +61,24 @@ export function toolDefinitions(records: readonly LogRecord[]): Map<string, Serv
   }
   return out;
 }
+
+/**
+ * The MCP Apps each server served, by URI: the digest of the last content read (the `apps` marks of
+ * `resources/read` answers, written in every payload mode).
+ */
+export function appDigests(records: readonly LogRecord[]): Map<string, Map<string, string>> {
+  const names = serverNames(records);
+  const out = new Map<string, Map<string, string>>();
+  for (const r of records) {
+    if (r.event !== "rpc" || r.kind !== "response" || r.method !== "resources/read" || !Array.isArray(r.apps)) continue;
+    const key = serverKey(str(r.server), names);
+    const apps = out.get(key) ?? new Map<string, string>();
+    out.set(key, apps);
+    for (const mark of r.apps) {
+      const uri = str(obj(mark)?.uri);
+      const sha256 = str(obj(mark)?.sha256);
+      if (uri !== null && sha256 !== null) apps.set(uri, sha256);
+    }
+  }
+  return out;
+}

@@ -1,12 +1,11 @@
 import os from "node:os";
-import { buildCalls } from "../analysis/calls.js";
 import { checkText } from "../analysis/check-report.js";
-import { DEFAULT_FAIL_ON, findConditions, type Condition } from "../analysis/conditions.js";
+import { DEFAULT_FAIL_ON, type Condition } from "../analysis/conditions.js";
+import { runCheck } from "../analysis/check-run.js";
 import { junitXml } from "../analysis/junit.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
 import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
-import { splitList } from "../saved-logs/filters.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
 export interface CheckCommandOptions {
@@ -40,17 +39,7 @@ export async function checkCommand(files: string[], o: CheckCommandOptions, io: 
     return CHECK_EXIT.usage;
   }
   const failOn = o.failOn ?? [...DEFAULT_FAIL_ON];
-  const options = {
-    failOn,
-    expectTools: splitList(o.expectTool),
-    forbidTools: splitList(o.forbidTool),
-    ...(o.maxLatency !== undefined ? { maxLatencyMs: o.maxLatency } : {}),
-  };
-  const findings = findConditions(logs, buildCalls(logs.records), options);
-  const checked: string[] = [...failOn];
-  if (options.expectTools.length > 0) checked.push("expect-tool");
-  if (options.forbidTools.length > 0) checked.push("forbid-tool");
-  if (options.maxLatencyMs !== undefined) checked.push("latency");
+  const { findings, checked } = runCheck(logs, { failOn, expectTools: o.expectTool, forbidTools: o.forbidTool, maxLatencyMs: o.maxLatency });
   const report = o.format === "junit" ? junitXml(logs.records, findings, checked, os.hostname()) : checkText(findings, checked, logs.records.length);
   if (o.output === undefined || o.output === "-") {
     io.stdout.write(report);

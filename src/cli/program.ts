@@ -10,6 +10,7 @@ import { registerAnalysisCommands } from "./analysis-commands.js";
 import { registerStdioCommand } from "./stdio-command.js";
 import { registerUiCommand } from "./ui-command.js";
 import { registerReplayCommand } from "./replay-command.js";
+import { registerMcpCommand } from "./mcp-command.js";
 import { registerMockCommand } from "./mock-command.js";
 import { registerWrapCommands } from "./wrap-command.js";
 import { registerBridgeCommand } from "./bridge-command.js";
@@ -95,6 +96,7 @@ export function buildProgram(): Command {
   registerStdioCommand(program);
   registerUiCommand(program);
   registerReplayCommand(program);
+  registerMcpCommand(program);
   registerMockCommand(program);
   registerWrapCommands(program);
   registerBridgeCommand(program);

@@ -8,6 +8,7 @@ import { readPolicyConfig } from "../policy/checked-policy.js";
 import { PinStore } from "../policy/pin-store.js";
 import type { ContentDetectors, Policy, PolicyDeps, PolicyWarn } from "../policy/policy.js";
 import { MessagePipeline } from "../pipeline/message-pipeline.js";
+import { recordErrorRecord } from "../records/lifecycle-records.js";
 import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "./package-info.js";
 
 /** Bounds on what the tracker remembers between messages. */
@@ -51,7 +52,7 @@ export function payloadOptions(o: { payloads?: PayloadMode; maxPayloadBytes?: nu
  * Every transport's messages go through one pipeline: correlated, judged by the policy (its enforcement
  * settled), then written as `rpc` and `session` records.
  */
-export function createMessagePipeline(policy: Pick<Policy, "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools" | "detectors">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): MessagePipeline {
+export function createMessagePipeline(policy: Pick<Policy, "decide" | "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools" | "detectors">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): MessagePipeline {
   const log = sink.logger;
   return new MessagePipeline({
     policy,
@@ -67,6 +68,7 @@ export function createMessagePipeline(policy: Pick<Policy, "judge" | "enforcing"
       },
       session: (record) => log.info(record),
       evicted: (record) => log.warn(record),
+      failed: (err, e) => log.error(recordErrorRecord(e.flow, err)),
     },
   });
 }

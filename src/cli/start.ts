@@ -154,7 +154,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.headersTimeoutMs ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
-    health: () => ({ inspectMemory: budget.usage() }),
+    health: () => ({ inspectMemory: budget.usage(), memory: processMemory() }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {
@@ -298,4 +298,10 @@ function parseReverse(opts: StartOptions): ReverseMapping[] {
     throw new StartError("--reverse serves upstreams without proxy credentials: it needs a loopback --host");
   }
   return specs.map(parseReverseSpec); // a bad spec throws ReverseSpecError, a usage error
+}
+
+/** The process's memory as `/healthz` shows it (bytes): what a budget or table bound is weighed against. */
+function processMemory(): { rss: number; heapUsed: number; external: number; arrayBuffers: number } {
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heapUsed, external, arrayBuffers };
 }

@@ -67,6 +67,15 @@ function isBridged(command: string, args: readonly string[]): boolean {
   return k >= 0 && args[k] === "bridge" && args[k + 1] !== undefined;
 }
 
+/** `mcp-wiretap mcp …`: run as itself, as node and its main script, or through a package runner (`npx -y mcp-wiretap@1 mcp`). */
+function isOwnMcpServer(command: string, args: readonly string[]): boolean {
+  const k = subcommandIndex(command, args);
+  if (k >= 0) return args[k] === "mcp";
+  if (!/^(npx|bunx|pnpx)(?:\.cmd|\.exe|\.ps1)?$/i.test(baseName(command))) return false;
+  const at = args.findIndex((a) => /^mcp-wiretap(@[^/\s]+)?$/.test(a));
+  return at >= 0 && args[at + 1] === "mcp";
+}
+
 /**
  * Where mcp-wiretap's subcommand is in `args` when the entry runs mcp-wiretap (itself, or node, its options
  * such as startup/node-flags.ts, and the main script); else -1.
@@ -114,5 +123,6 @@ export function classify(fields: { command?: unknown; args?: unknown; url?: unkn
   }
   const args = (fields.args as string[] | undefined) ?? [];
   if (isBridged(fields.command, args)) return { kind: "bridged" };
+  if (isOwnMcpServer(fields.command, args)) return { kind: "unknown", note: "mcp-wiretap's own MCP server over the logs: it carries no traffic to record" };
   return { kind: unwrappedLaunch(fields.command, args) ? "wrapped" : "stdio" };
 }

@@ -13,7 +13,7 @@ import { splitBatch } from "./jsonrpc.js";
 import { enforceRequest, enforceResponse, refuseUnreadResponse, stripContentCoding, type EnforceOptions } from "./enforce.js";
 import { McpFlow } from "./flow.js";
 import { refusalOf, responseHead } from "./response-refusals.js";
-import type { Judged, MessageContext } from "./rpc-event.js";
+import { allJudged, type Judgement, type MessageContext } from "./rpc-event.js";
 import { headerMismatches } from "./stateless-headers.js";
 import type { McpTracker, MessageHandler } from "./tracker.js";
 import { runEach } from "../util/run-each.js";
@@ -42,7 +42,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   const tracker = pipeline.tracker;
   const depthLimit = opts.maxJsonDepth ?? 256;
   /** Each reader returns what it judged: the caller decides what the decisions mean (see enforce.ts). */
-  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): Judged[] => {
+  const deliver = (flow: McpFlow, direction: Direction, value: unknown, bytes: number, extra: Partial<MessageContext> = {}, readings?: Readings): Judgement[] => {
     const { batch, messages } = splitBatch(value);
     const headerDoubt = direction === "client_to_server" ? flow.requestHeaderDoubt : null;
     if (headerDoubt !== null) readings = { reason: [readings?.reason, headerDoubt].filter((r) => r !== undefined).join("; "), alternates: readings?.alternates ?? [] };
@@ -72,7 +72,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     });
   };
 
-  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): Judged[] => {
+  const problem = (flow: McpFlow, direction: Direction, p: BodyProblem): Judgement[] => {
     if (p.code === "empty_body") return [];
     // A JSON body no reading makes JSON of, labelled so that its receiver may read it otherwise: a request like
     // that is recorded (and refused in enforce mode) even before the exchange is known to be MCP.
@@ -95,7 +95,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     return [pipeline.invalid(flow.context(direction, extra), why, 0)];
   };
 
-  const onSse = (flow: McpFlow, m: BodyMessage): Judged[] => {
+  const onSse = (flow: McpFlow, m: BodyMessage): Judgement[] => {
     if (m.kind === "sse_meta") {
       if (m.id) flow.resumable = true;
       return [];
@@ -148,7 +148,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   };
 
   /** A decoder of one body; `take` gets what each of its messages (or problems) was judged. */
-  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judged[]) => void = () => {}, decoded = decodedOnce(flow.ex, direction, headers, opts.maxInspectBytes)) => {
+  const decoder = (flow: McpFlow, direction: Direction, headers: Exchange["request"]["headers"], take: (judged: Judgement[]) => void = () => {}, decoded = decodedOnce(flow.ex, direction, headers, opts.maxInspectBytes)) => {
     const tap = createBodyDecoder({
       ...(decoded ? { decoded } : {}),
       contentType: headers["content-type"],
@@ -169,9 +169,10 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
   // Enforce mode acts on what decoding the client's body returns, before forwarding it.
   const requestDecoder = (flow: McpFlow, headers: Exchange["request"]["headers"]) => {
     if (!opts.enforce) return decoder(flow, "client_to_server", headers);
-    const judged: Judged[] = [];
+    const judged: Judgement[] = [];
     const tap = decoder(flow, "client_to_server", headers, (j) => judged.push(...j));
-    flow.requestJudgements = tap.done.then(() => judged);
+    // A message waiting for shared state holds the body (and only it) until its judgement comes.
+    flow.requestJudgements = tap.done.then(() => allJudged(judged));
     return tap;
   };
 

@@ -10,6 +10,14 @@ export function opposite(direction: unknown): Direction | null {
   return direction === "client_to_server" ? "server_to_client" : direction === "server_to_client" ? "client_to_server" : null;
 }
 
+/** What a pending request keeps of a task (tasks/task-calls.ts): it asked for one, or it names one. */
+export interface PendingTask {
+  asks?: true;
+  taskId?: string;
+  /** Direction of the request that created the task named. */
+  requester?: Direction;
+}
+
 /** A request waiting for its response. */
 export interface PendingRequest {
   readonly server: string;
@@ -31,6 +39,8 @@ export interface PendingRequest {
   /** A retry of a multi-round call: the call and the round it opens (its answer carries them too). */
   readonly call?: string;
   readonly round?: number;
+  /** The request asked for a task, or names one (src/mcp/tasks). */
+  readonly task?: PendingTask;
 }
 
 export type Unanswered = PendingRequest & { reason: string };
@@ -202,5 +212,5 @@ function tokenKey(server: string, session: string | null, direction: Direction, 
 /** What one entry holds: its strings (twice: the entry and its key), what it keeps for its answer, its overhead. */
 function pendingBytes(p: PendingRequest): number {
   const id = typeof p.id === "string" ? p.id : "";
-  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
+  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + textBytes(p.task?.taskId) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
 }

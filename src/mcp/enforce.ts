@@ -3,7 +3,7 @@ import type { Exchange, RequestVerdict } from "../proxy/exchange.js";
 import { headerValue } from "../proxy/headers.js";
 import { DROPPED_EVENT, isEnforcedDeny, policyError, replacementForServerMessage, sseEvent } from "./replies.js";
 import type { McpFlow } from "./flow.js";
-import type { Judged } from "./rpc-event.js";
+import { allJudged, type Judged, type Judgement } from "./rpc-event.js";
 import type { PendingRequest } from "./correlator.js";
 import type { MessageHandler } from "./tracker.js";
 import type { InspectBudget } from "../budget/inspect-budget.js";
@@ -50,10 +50,10 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
       }
       let events = await flow.requestJudgements;
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
-        events = [unjudged(pipeline, flow, "client_to_server", "request body of an MCP exchange, but no message of it was judged: not forwarded")];
+        events = [await unjudged(pipeline, flow, "client_to_server", "request body of an MCP exchange, but no message of it was judged: not forwarded")];
       } else if (events.length === 0 && sniffed && mayHoldCall(body)) {
         // Strict JSON read nothing, but a lenient reader may (a prefix it skips: `\v`, NBSP, a comment, `)]}'`).
-        events = [unjudged(pipeline, flow, "client_to_server", "request body under a non-JSON content type that a lenient reader may read as a call: not forwarded")];
+        events = [await unjudged(pipeline, flow, "client_to_server", "request body under a non-JSON content type that a lenient reader may read as a call: not forwarded")];
       }
       const denied = events.filter(isEnforcedDeny);
       if (denied.length === 0) return { action: "forward" };
@@ -108,7 +108,7 @@ function watchBodyStart(ex: Exchange): { notJson(): boolean } {
 }
 
 /** Makes a decoder of the response body; `take` gets what each of its messages was judged. */
-export type ResponseDecoder = (take: (judged: Judged[]) => void) => BodyDecoderTap;
+export type ResponseDecoder = (take: (judged: Judgement[]) => void) => BodyDecoderTap;
 
 /**
  * Rewrites the server's JSON or event-stream response so that denied messages are replaced or dropped.
@@ -135,13 +135,13 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         if (!flow.isMcp) return null;
         // An MCP answer too large to judge is not passed on: the requests it answers get the error instead.
         const reason = why === "over_budget" ? `response not inspected: ${NO_ROOM}; not passed on (enforce mode cannot judge it)` : "response larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)";
-        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", reason));
+        return answerUnread(pipeline, flow, await unjudged(pipeline, flow, "server_to_client", reason));
       }
       const judgement = judgeBody(decoder, body);
       flow.decoding.push(judgement.then(() => {}));
       const events = await judgement;
       if (events.length === 0 && flow.isMcp && /\S/.test(body.toString("latin1"))) {
-        return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
+        return answerUnread(pipeline, flow, await unjudged(pipeline, flow, "server_to_client", "response body of an MCP exchange, but no message of it was judged: not passed on"));
       }
       if (!events.some(isEnforcedDeny)) return null;
       if (events.every((j) => j.event.kind === "invalid")) return answerUnread(pipeline, flow, events.find(isEnforcedDeny)!);
@@ -168,19 +168,19 @@ export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, op
     rewrite: async (body) => {
       if (body !== null && !/\S/.test(body.toString("latin1"))) return null;
       flow.refusedResponse = true;
-      return answerUnread(pipeline, flow, unjudged(pipeline, flow, "server_to_client", why));
+      return answerUnread(pipeline, flow, await unjudged(pipeline, flow, "server_to_client", why));
     },
   });
 }
 
 /** Decodes one whole body with a decoder of its own and returns every judgement made of it. */
 async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged[]> {
-  const judged: Judged[] = [];
+  const judged: Judgement[] = [];
   const tap = decoder((j) => judged.push(...j));
   tap.data(body);
   tap.end();
   await tap.done;
-  return judged;
+  return allJudged(judged);
 }
 
 /**
@@ -188,8 +188,8 @@ async function judgeBody(decoder: ResponseDecoder, body: Buffer): Promise<Judged
  * always an enforced denial); when not even that could be recorded, this throws, and the client gets a 500
  * (a held request) or a 502 (a response).
  */
-function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to_server" | "server_to_client", reason: string): Judged {
-  const judged = pipeline.invalid(flow.context(direction), reason, 0);
+async function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to_server" | "server_to_client", reason: string): Promise<Judged> {
+  const judged = await pipeline.invalid(flow.context(direction), reason, 0);
   if (!isEnforcedDeny(judged)) throw new Error(`not denied: ${reason}`);
   return judged;
 }
@@ -197,13 +197,13 @@ function unjudged(pipeline: MessageHandler, flow: McpFlow, direction: "client_to
 function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: ResponseDecoder, opts: EnforceOptions): void {
   const ex = flow.ex;
   // Events are judged one at a time, in order, as the rewriter frames them: each call gets its own judgements.
-  let take: ((judged: Judged[]) => void) | null = null;
+  let take: ((judged: Judgement[]) => void) | null = null;
   const tap = decoder((j) => take?.(j));
   // The decoder is fed by the rewriter, not by a tap: this one only ends it (or passes on an aborted body).
   ex.tapResponse({ data() {}, end: () => tap.end(), abort: (r) => (tap.abort ? tap.abort(r) : tap.end()) });
   /** `doubt`: why a client may read the event otherwise; each message of it is judged with it (rule `unreadable`). */
-  const judge = (piece: Buffer, doubt: string | null): Judged[] => {
-    const judged: Judged[] = [];
+  const judge = (piece: Buffer, doubt: string | null): Judgement[] => {
+    const judged: Judgement[] = [];
     take = (j) => judged.push(...j);
     flow.eventDoubt = doubt;
     try {
@@ -222,17 +222,18 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   const parsed = parseContentEncoding(coding);
   const coded = coding !== undefined && !(parsed.ok && parsed.codings.length === 0);
   const charsets = charsetsOf(ex.response!.headers["content-type"]);
-  let oversizedDenial: Judged | null = null;
-  const recordOversized = (why: "too_large" | "over_budget" = "too_large"): Judged =>
+  let oversizedDenial: Judgement | null = null;
+  const recordOversized = (why: "too_large" | "over_budget" = "too_large"): Judgement =>
     pipeline.invalid(flow.context("server_to_client"), why === "over_budget" ? `event not inspected: ${NO_ROOM}; not passed on (enforce mode cannot judge it)` : "event larger than --max-inspect-bytes: not passed on (enforce mode cannot judge it)", 0);
   // The requests this stream answers: those of its own exchange, and on a legacy HTTP+SSE stream those POSTed
   // to its endpoint (answered here, never on their own exchange).
   const answeredHere = (p: PendingRequest): boolean =>
     p.direction === "client_to_server" && (p.flow === ex.id || (flow.legacy?.streamFlow === ex.id && pipeline.tracker.legacy.lookup(p.server, p.path)?.streamFlow === ex.id));
   /** The requests still unanswered get the error in place of the dropped event (it may have been their answer). */
-  const answerOversized = (denial: Judged): Buffer => {
+  const answerOversized = (denial: Judgement): Buffer | Promise<Buffer> => {
     const pending = pipeline.tracker.correlator.drain(answeredHere);
-    return pending.length === 0 ? DROPPED_EVENT : Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, denial.decision))));
+    const errors = ({ decision }: Judged): Buffer => (pending.length === 0 ? DROPPED_EVENT : Buffer.concat(pending.map((p) => sseEvent(policyError(p.id, decision)))));
+    return denial instanceof Promise ? denial.then(errors) : errors(denial);
   };
   flow.injector = ex.rewriteResponse({
     kind: "events",
@@ -250,22 +251,9 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
       // Escaping (or closing a tail) can take an event past what the decoder reads: too large to judge, then.
       if (raw.length > opts.maxInspectBytes) return answerOversized(recordOversized());
       const doubt = escaped === null ? found : null;
-      const events = judge(raw, doubt);
-      // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
-      // messages a client reads, and the doubt is what hides them from the proxy.
-      if (doubt !== null) {
-        // Every message judged with the doubt is denied; anything else of the event (none judged) is not passed on.
-        if (events.length === 0 || !events.every(isEnforcedDeny)) {
-          if (events.length === 0) pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
-          return DROPPED_EVENT;
-        }
-      }
-      // What was judged is what goes on: the escaped event when its line breaks were escaped.
-      if (!events.some(isEnforcedDeny)) return raw;
-      const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
-      if (replaced.length === 0) return DROPPED_EVENT;
-      const id = events[0]?.event.sseEventId;
-      return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+      // An event with a message waiting for shared state holds the stream behind it (see response-writer).
+      const judged = allJudged(judge(raw, doubt));
+      return judged instanceof Promise ? judged.then((events) => sendable(raw, doubt, events)) : sendable(raw, doubt, judged);
     },
     // An event too large to judge is not passed on; the requests of this exchange still unanswered get the error
     // (the event may have been their answer), recorded with the event's own denial.
@@ -290,6 +278,25 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
         }
       : {}),
   });
+
+  /** What goes to the client for one judged event: itself, its denied messages replaced, or nothing. */
+  function sendable(raw: Buffer, doubt: string | null, events: Judged[]): Buffer {
+    // On every stream: one not yet known to be MCP (a legacy GET before its endpoint event) may still carry
+    // messages a client reads, and the doubt is what hides them from the proxy.
+    if (doubt !== null) {
+      // Every message judged with the doubt is denied; anything else of the event (none judged) is not passed on.
+      if (events.length === 0 || !events.every(isEnforcedDeny)) {
+        if (events.length === 0) pipeline.invalid(flow.context("server_to_client", { readability: { reason: doubt, alternates: [] } }), "event that a client may read otherwise than the proxy: not passed on", raw.length);
+        return DROPPED_EVENT;
+      }
+    }
+    // What was judged is what goes on: the escaped event when its line breaks were escaped.
+    if (!events.some(isEnforcedDeny)) return raw;
+    const replaced = events.map((j) => (isEnforcedDeny(j) ? replacementForServerMessage(j, opts.removeDeniedTools) : j.event.raw)).filter((m) => m !== null);
+    if (replaced.length === 0) return DROPPED_EVENT;
+    const id = events[0]?.event.sseEventId;
+    return sseEvent(replaced.length === 1 ? replaced[0] : replaced, id);
+  }
 }
 
 /** Characters Python's str.splitlines() breaks lines at besides CR and LF (httpx reads a stream's lines so). */

@@ -62,6 +62,10 @@ export interface RpcEvent extends MessageContext {
   call?: string;
   round?: number;
   roundProblem?: string;
+  /** A message of a task (src/mcp/tasks): the task it names and what it says of it. */
+  task?: TaskMark;
+  /** The answer carries the final result of a call made as a task: the method of that call (its rules judge it). */
+  callMethod?: string;
   /** Set by the pipeline for the record; enforcement reads the decision the pipeline returns (`Judged`). */
   decision?: Decision;
 }
@@ -70,4 +74,30 @@ export interface RpcEvent extends MessageContext {
 export interface Judged {
   event: RpcEvent;
   decision: Decision;
+}
+
+/** What a record says of the task a message belongs to (the `task` member of an rpc record). */
+export interface TaskMark {
+  id: string;
+  /** The status this message reports. */
+  status?: string;
+  /** This answer created the task. */
+  created?: true;
+  /** The task reached its terminal state with this message: the status and the call's latency to it. */
+  end?: { status: string; callLatencyMs: number };
+  /** This answer (to tasks/result) carries the call's final result. */
+  final?: true;
+  /** Something is wrong: an unknown task, one of another session, a reused id, a ttl outlived. */
+  problem?: string;
+}
+
+/**
+ * What the pipeline returns for a message: its judgement, or the promise of it when the message waits for
+ * shared state (or comes after one of its stream that does). Settled once its record is written.
+ */
+export type Judgement = Judged | Promise<Judged>;
+
+/** Every judgement of a body or event, in order: at once when none waits. */
+export function allJudged(judgements: readonly Judgement[]): Judged[] | Promise<Judged[]> {
+  return judgements.some((j) => j instanceof Promise) ? Promise.all(judgements) : (judgements as Judged[]);
 }

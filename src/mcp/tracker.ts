@@ -13,9 +13,11 @@ import {
 } from "./jsonrpc.js";
 import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
-import type { Judged, MessageContext, RpcEvent } from "./rpc-event.js";
+import type { Judged, Judgement, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
 import { runEach } from "../util/run-each.js";
+import { TaskCalls } from "./tasks/task-calls.js";
+import { unansweredEvent } from "./unanswered-event.js";
 
 export interface TrackerLimits {
   maxPending: number;
@@ -36,12 +38,15 @@ export interface TrackerOutput {
   evicted?(record: TableEvictedRecord): void;
 }
 
-/** What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision. */
+/**
+ * What a transport hands its messages to: the pipeline (src/pipeline), which returns each one's decision, or
+ * the promise of it when the message waits for shared state (or comes after one of its stream that does).
+ */
 export interface MessageHandler {
   readonly tracker: McpTracker;
   readonly enforcing: boolean;
-  message(ctx: TrackedContext, raw: unknown, bytes: number): Judged;
-  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judged;
+  message(ctx: TrackedContext, raw: unknown, bytes: number): Judgement;
+  invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judgement;
 }
 
 /** Context of one message plus what correlation needs to know about its exchange. */
@@ -61,6 +66,7 @@ export class McpTracker {
   readonly sessions: SessionTable;
   readonly legacy: LegacyEndpoints;
   readonly rounds: MultiRoundCalls;
+  readonly tasks: TaskCalls;
 
   constructor(
     private readonly out: TrackerOutput,
@@ -73,6 +79,7 @@ export class McpTracker {
     this.sessions = new SessionTable({ maxEntries: limits.maxSessions, maxBytes: bytes }, (r) => out.session(r));
     this.legacy = new LegacyEndpoints({ maxEntries: limits.maxSessions, maxBytes: bytes / 4 }, evicted);
     this.rounds = new MultiRoundCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, evicted);
+    this.tasks = new TaskCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, (e) => out.rpc(e), now);
   }
 
   /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */
@@ -97,6 +104,7 @@ export class McpTracker {
         if (msg.id !== null) {
           event.protocolVersion ??= this.protocolVersionOf(event, msg);
           Object.assign(event, this.rounds.retry({ server: ctx.server, session: ctx.session, method: msg.method, tool: event.tool }, msg.params));
+          const task = this.tasks.request(ctx, msg, event);
           this.correlator.add({
             server: ctx.server,
             session: scope,
@@ -111,13 +119,15 @@ export class McpTracker {
             progressToken: progressToken(msg),
             ...(msg.method === "initialize" ? { keep: keptOfInitialize(msg.params) } : {}),
             protocolVersion: event.protocolVersion,
-            ...(event.call !== undefined ? { call: event.call, round: event.round } : {}),
+            ...(event.round !== undefined ? { call: event.call, round: event.round } : {}),
+            ...(task ? { task } : {}),
           });
         }
         break;
       case "notification":
         event.method = msg.method;
         this.linkNotification(ctx, msg, event, now);
+        this.tasks.notification(ctx, msg, event);
         break;
       case "response":
       case "error": {
@@ -133,6 +143,7 @@ export class McpTracker {
           event.protocolVersion ??= request.protocolVersion ?? null;
           if (request.method === "initialize" && msg.kind === "response") this.startSession(ctx, assignedSession, request, msg.result, event);
           Object.assign(event, this.rounds.answered({ ...request, session: event.session }, msg.kind === "response" ? msg.result : undefined));
+          this.tasks.answered(request, ctx, msg, event);
         }
         const type = resultType(msg);
         if (type) event.resultType = type;
@@ -194,6 +205,7 @@ export class McpTracker {
   endSession(server: string, session: string, reason: string, flow?: string): void {
     runEach([
       () => this.giveUp((p) => p.server === server && p.session === session, `session ended (${reason})`),
+      () => this.tasks.endSession(server, session, reason),
       () => this.sessions.end(server, session, reason, flow),
     ]);
   }
@@ -205,7 +217,7 @@ export class McpTracker {
 
   /** At shutdown: everything still open is reported. */
   close(): void {
-    runEach([() => this.giveUp(() => true, "proxy stopped"), ...this.sessions.all().map((s) => () => this.sessions.end(s.server, s.session, "proxy stopped"))]);
+    runEach([() => this.giveUp(() => true, "proxy stopped"), () => this.tasks.close(), ...this.sessions.all().map((s) => () => this.sessions.end(s.server, s.session, "proxy stopped"))]);
     this.correlator.flushEvictions();
     this.legacy.flushEvictions();
     this.rounds.flushEvictions();
@@ -270,22 +282,8 @@ export class McpTracker {
 
   private reportUnanswered(p: Unanswered): void {
     const session = p.session?.startsWith("flow:") ? null : p.session;
-    this.out.rpc({
-      flow: p.flow,
-      transport: p.transport as RpcEvent["transport"],
-      server: p.server,
-      path: p.path,
-      session,
-      protocolVersion: (session === null ? undefined : this.sessions.get(p.server, session)?.protocolVersion) ?? p.protocolVersion ?? null,
-      direction: p.direction,
-      kind: "unanswered",
-      id: p.id,
-      method: p.method,
-      ...(p.tool !== undefined ? { tool: p.tool } : {}),
-      bytes: 0,
-      latencyMs: this.now() - p.startedAt,
-      reason: p.reason,
-    });
+    const protocolVersion = (session === null ? undefined : this.sessions.get(p.server, session)?.protocolVersion) ?? p.protocolVersion ?? null;
+    this.out.rpc(unansweredEvent({ ...p, session, protocolVersion }, p.reason, this.now()));
   }
 }
 

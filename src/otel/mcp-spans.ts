@@ -2,7 +2,9 @@
  * Records → spans, per the OpenTelemetry MCP semantic conventions: pure functions over the NDJSON record
  * objects of docs/log-format.md, so that a live proxy and `export --otlp` of a saved log produce the same
  * spans. A request record opens a span; its response, error or `unanswered` record closes it; progress
- * notifications become span events. Nothing here talks to the SDK (see sdk-spans.ts).
+ * notifications become span events. A call made as a task is one span from its request to the task's
+ * terminal state (its final result), its polls and status notifications events on it. Nothing here talks to
+ * the SDK (see sdk-spans.ts).
  */
 import { createHash } from "node:crypto";
 import { redactUrlQuery } from "../log/redact.js";
@@ -47,6 +49,8 @@ interface Open {
   decision: Rec | undefined;
   /** What the span and its key hold, estimated (spanBytes). */
   bytes: number;
+  /** A task that completed: when (the span ends there once its result comes). */
+  completedAt?: number;
 }
 
 const DEFAULT_MAX_OPEN = 10_000;
@@ -102,6 +106,11 @@ export class McpSpanBuilder {
   private rpc(r: Rec): void {
     const kind = r.kind;
     const time = timeOf(r);
+    const task = asRecord(r.task);
+    if (task && typeof r.call === "string" && task.created !== true && this.open.has(taskKey(r.call))) {
+      this.onTask(r, task, time);
+      return;
+    }
     if (kind === "request" && validId(r.id)) {
       const key = spanKey(r, r.id, direction(r.direction));
       const previous = this.open.get(key);
@@ -128,6 +137,11 @@ export class McpSpanBuilder {
       const entry = this.open.get(key);
       if (!entry) return;
       this.forget(key, entry);
+      if (kind === "response" && task?.created === true && typeof r.call === "string") {
+        // The answer created a task: the call's span goes on until the task ends.
+        this.keepForTask(r.call, entry, r, task, time);
+        return;
+      }
       this.finish(entry, time, endError(r), r);
       return;
     }
@@ -147,6 +161,40 @@ export class McpSpanBuilder {
       this.bytes += added;
       this.evictBeyondBounds(time);
     }
+  }
+
+  private keepForTask(call: string, entry: Open, r: Rec, task: Rec, time: number): void {
+    entry.decision = worst(entry.decision, asRecord(r.decision));
+    if (typeof task.id === "string") entry.span.attributes["mcp.task.id"] = cutName(task.id);
+    const key = taskKey(call);
+    this.open.set(key, entry);
+    this.bytes += entry.bytes;
+    this.onTask(r, task, time);
+  }
+
+  /** A record of a followed task: an event on the call's span; its end or final result ends the span. */
+  private onTask(r: Rec, task: Rec, time: number): void {
+    const key = taskKey(r.call as string);
+    const entry = this.open.get(key)!;
+    const end = asRecord(task.end);
+    const status = typeof end?.status === "string" ? end.status : undefined;
+    if (task.final === true || r.kind === "unanswered" || (status !== undefined && status !== "completed")) {
+      this.forget(key, entry);
+      const error = r.kind === "unanswered" || task.final === true ? endError(r) : { type: status === "cancelled" ? "cancelled" : "task_failed", message: `the task ended ${status}` };
+      this.finish(entry, entry.completedAt ?? time, error, r);
+      return;
+    }
+    if (status === "completed") entry.completedAt = time;
+    entry.decision = worst(entry.decision, asRecord(r.decision));
+    if (entry.span.events.length >= MAX_EVENTS_PER_SPAN) return;
+    const attributes: Attributes = { "mcp.method.name": cutName(String(r.method)) };
+    if (typeof task.status === "string") attributes["mcp.task.status"] = cutName(task.status);
+    const event = { name: typeof r.method === "string" ? cutName(r.method) : "task", timeMs: time, attributes };
+    entry.span.events.push(event);
+    const added = eventBytes(event);
+    entry.bytes += added;
+    this.bytes += added;
+    this.evictBeyondBounds(time);
   }
 
   /** The oldest open requests end as `evicted` while there are too many, or they hold too many bytes. */
@@ -279,6 +327,11 @@ function keyPart(value: string): string {
 function spanKey(r: Rec, id: RequestId, direction: Direction | null): string {
   const scope = typeof r.session === "string" ? r.session : String(r.flow);
   return requestKey(keyPart(String(r.server)), keyPart(scope), direction, typeof id === "string" ? keyPart(id) : id);
+}
+
+/** Where a task's span waits: by its call (`<flow>#<id>`), apart from request keys. */
+function taskKey(call: string): string {
+  return JSON.stringify(["task", keyPart(call)]);
 }
 
 function direction(value: unknown): Direction | null {

@@ -34,7 +34,7 @@ export type Rule = z.infer<typeof RuleSchema>;
 export const DetectorSettingSchema = z.enum(["off", "flag", "deny"]);
 export type DetectorSetting = z.infer<typeof DetectorSettingSchema>;
 
-export const DETECTOR_NAMES = ["secrets", "pii", "hiddenText", "poisoning", "toolPinning", "schema"] as const;
+export const DETECTOR_NAMES = ["secrets", "pii", "hiddenText", "poisoning", "toolPinning", "schema", "apps"] as const;
 export type DetectorName = (typeof DETECTOR_NAMES)[number];
 
 export const DetectorsSchema = z.strictObject({
@@ -44,6 +44,7 @@ export const DetectorsSchema = z.strictObject({
   poisoning: DetectorSettingSchema.default("flag"),
   toolPinning: DetectorSettingSchema.default("flag"),
   schema: DetectorSettingSchema.default("flag"),
+  apps: DetectorSettingSchema.default("flag"),
 });
 
 export const RateLimitSchema = z.strictObject({
@@ -68,6 +69,7 @@ export const PolicySchema = z
       poisoning: "flag",
       toolPinning: "flag",
       schema: "flag",
+      apps: "flag",
     }),
     rateLimits: z.array(RateLimitSchema).default([]),
     /** tools/list results: remove the tools a detector denies (true) or replace the whole result by an error */

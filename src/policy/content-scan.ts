@@ -2,6 +2,7 @@ import type { PolicyFinding } from "../mcp/decision.js";
 import { scanValue, type TextScanner } from "../detectors/index.js";
 import type { DetectorSetting } from "./config.js";
 import type { JudgedMessage } from "./judged-message.js";
+import { appContentsOf } from "../apps/app-messages.js";
 
 export type ContentDetectorName = "secrets" | "pii" | "hiddenText" | "poisoning";
 
@@ -25,7 +26,7 @@ interface Target {
 /**
  * The findings of every enabled content detector on a message, walking each part of it once: secrets and
  * PII in its params, result or error; hidden text there too when it comes from the server; poisoning in the
- * result of a describing method (for a response, the same part: still one walk). A detector without a
+ * result of a describing method and of a `resources/read` of an app (for a response, the same part: still one walk). A detector without a
  * scanner of its own (a test's) scans on its own. A member name any scanner flags is redacted in every
  * finding's path beneath it, whichever detector found that.
  */
@@ -48,6 +49,8 @@ export function scanContent(m: JudgedMessage, settings: Partial<Record<ContentDe
     if (m.direction === "server_to_client") want("hiddenText", raw[field], `/${field}`);
   }
   if (m.kind === "response" && DESCRIBING_METHODS.has(m.method ?? "")) want("poisoning", raw.result, "/result");
+  // An app's HTML is text a host shows and a model may read: poisoning is looked for there too.
+  else if (m.kind === "response" && m.method === "resources/read" && appContentsOf(raw.result).length > 0) want("poisoning", raw.result, "/result");
   for (const target of targets) {
     const scanners: TextScanner[] = [];
     for (const name of target.names) {

@@ -18,27 +18,26 @@ export function failedJudgement(enforcing: boolean, err: unknown): Decision {
 /**
  * Judges a message in every plausible reading (see body/body-reading): the rules of each reading are merged,
  * so one denied reading denies the message. A message with more than one reading also gets the `unreadable`
- * rule: enforce mode refuses it, monitor mode flags it.
+ * rule: enforce mode refuses it, monitor mode flags it. The other readings are judged at once (against the
+ * policy as it stands now); only the message's own reading may wait for shared state.
  */
-export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): Decision {
-  const decision = withUnmatchedAnswer(policy, e, withLooseNames(policy, e, policy.judge(e)));
+export function judgeReadings(policy: Pick<Policy, "decide" | "judge" | "enforcing">, e: RpcEvent): Decision | Promise<Decision> {
+  const merge = otherReadings(policy, e);
+  const decision = policy.decide(e);
+  return decision instanceof Promise ? decision.then(merge) : merge(decision);
+}
+
+function otherReadings(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): (decision: Decision) => Decision {
+  const loose = withLooseNames(policy, e);
   // A message that is not JSON-RPC (an id that is an object, no `jsonrpc`, a body that is not JSON) is not
   // judged by the rules; a lenient receiver may still act on it, so enforce mode refuses it.
   const invalid = e.kind === "invalid" && policy.enforcing;
   // Stateless routing headers that name another method or target than the body: a receiver that dispatches
   // on the header reads another message (a missing header is only recorded: the server refuses it).
   const routed = policy.enforcing ? (e.headerMismatch ?? []).filter((m) => m.headerValue !== null && m.header !== "MCP-Protocol-Version") : [];
-  if (!e.readability && !invalid && routed.length === 0) return decision;
-  const rules = [...decision.rules];
+  if (!e.readability && !invalid && routed.length === 0) return (decision) => withUnmatchedAnswer(policy, e, loose(decision));
   const alternates = [...(e.readability?.alternates ?? []), ...(routed.length > 0 ? [headerReading(e.raw, routed)] : [])];
-  for (const raw of alternates) {
-    for (const rule of policy.judge(alternateReading(e, raw), { observe: false }).rules) {
-      const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
-      if (same === -1) rules.push(rule);
-      // Findings of another reading still mark where the recorded payload is masked.
-      else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
-    }
-  }
+  const alternateRules = alternates.map((raw) => policy.judge(alternateReading(e, raw), { observe: false }).rules);
   const reason = [
     e.readability?.reason,
     invalid ? `not a message the proxy can judge: ${e.reason ?? "invalid"}` : undefined,
@@ -46,9 +45,19 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
   ]
     .filter((r) => r !== undefined)
     .join("; ");
-  rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason });
-  const action = combined(rules);
-  return { action, enforced: action === "deny" && policy.enforcing, rules };
+  return (judged) => {
+    const decision = withUnmatchedAnswer(policy, e, loose(judged));
+    const rules = [...decision.rules];
+    for (const rule of alternateRules.flat()) {
+      const same = rules.findIndex((r) => r.name === rule.name && r.action === rule.action);
+      if (same === -1) rules.push(rule);
+      // Findings of another reading still mark where the recorded payload is masked.
+      else if (rule.findings) rules[same] = { ...rules[same]!, findings: mergedFindings(rules[same]!.findings ?? [], rule.findings) };
+    }
+    rules.push({ name: UNREADABLE_RULE, action: policy.enforcing ? "deny" : "flag", reason });
+    const action = combined(rules);
+    return { action, enforced: action === "deny" && policy.enforcing, rules };
+  };
 }
 
 /**
@@ -56,18 +65,19 @@ export function judgeReadings(policy: Pick<Policy, "judge" | "enforcing">, e: Rp
  * case, NFKC): `"Delete_Everything "` can run `delete_everything`. When the method or tool name of a message
  * is not already in that form, the normalised reading is judged too and its rules merged (a denial holds).
  */
-function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent, decision: Decision): Decision {
+function withLooseNames(policy: Pick<Policy, "judge" | "enforcing">, e: RpcEvent): (decision: Decision) => Decision {
   const readings = nameReadings(e.raw);
-  if (readings.length === 0) return decision;
-  const rules = [...decision.rules];
-  for (const reading of readings) {
-    for (const rule of policy.judge(alternateReading(e, reading), { observe: false }).rules) {
+  if (readings.length === 0) return (decision) => decision;
+  const readingRules = readings.map((reading) => policy.judge(alternateReading(e, reading), { observe: false }).rules);
+  return (decision) => {
+    const rules = [...decision.rules];
+    for (const rule of readingRules.flat()) {
       if (rules.some((r) => r.name === rule.name && r.action === rule.action)) continue;
       rules.push({ ...rule, reason: `${rule.reason ?? rule.name}, with the method and tool names normalised as a lenient server may read them` });
     }
-  }
-  const action = combined(rules);
-  return { action, enforced: action === "deny" && policy.enforcing && e.kind !== "invalid", rules };
+    const action = combined(rules);
+    return { action, enforced: action === "deny" && policy.enforcing && e.kind !== "invalid", rules };
+  };
 }
 
 /**

@@ -12,6 +12,8 @@ export interface JudgedMessage {
   direction: RpcEvent["direction"];
   kind: RpcEvent["kind"];
   method: string | undefined;
+  /** A task's final result (tasks/result answer): the method of the call that created the task. */
+  callMethod?: string;
   tool: string | undefined;
   /** the whole JSON-RPC message as parsed */
   raw: unknown;
@@ -25,6 +27,7 @@ export function judgedMessage(e: RpcEvent): JudgedMessage {
     direction: e.direction,
     kind: e.kind,
     method: e.method,
+    ...(e.callMethod !== undefined ? { callMethod: e.callMethod } : {}),
     tool: e.tool,
     raw: e.raw,
   };

@@ -71,6 +71,13 @@ function readLiteralPattern(pattern: string): string {
   return isIPv6(read.host) ? `[${read.host}]${port}` : `${read.host}${port}`;
 }
 
+/** A task's final result answers tasks/result, and is the result of the call that created the task: either method matches. */
+function methodMatcher(pattern: string): Matcher {
+  const own = new PatternMatcher("method", pattern, (m) => m.method);
+  const ofCall = new PatternMatcher("method", pattern, (m) => m.callMethod);
+  return { matches: (m) => own.matches(m) || ofCall.matches(m), explain: () => own.explain() };
+}
+
 function argumentMatcher(path: string, pattern: string): Matcher {
   return new PatternMatcher(`argument ${JSON.stringify(path)}`, pattern, (m) => {
     let value: unknown = toolArguments(m);
@@ -88,7 +95,7 @@ function argumentMatcher(path: string, pattern: string): Matcher {
 export function buildMatchers(match: Match): Matcher[] {
   const out: Matcher[] = [];
   if (match.server !== undefined) out.push(serverMatcher(match.server));
-  if (match.method !== undefined) out.push(new PatternMatcher("method", match.method, (m) => m.method));
+  if (match.method !== undefined) out.push(methodMatcher(match.method));
   if (match.tool !== undefined) out.push(new PatternMatcher("tool", match.tool, (m) => m.tool));
   if (match.direction !== undefined) out.push(new EqualsMatcher("direction", match.direction, (m) => m.direction));
   if (match.kind !== undefined) out.push(new EqualsMatcher("kind", match.kind, (m) => m.kind));

@@ -14,6 +14,13 @@ export const MAX_PINNED_NAME_BYTES = 512;
 
 export type PinVerdict = "pinned" | "first_use" | "changed" | "added" | "store_full";
 
+/** One definition seen: its name and digest; `firstUse`: trusted when first seen whenever that is (an app, read when a tool first shows it). */
+export interface PinObservation {
+  name: string;
+  sha256: string;
+  firstUse?: boolean;
+}
+
 /** Trust-on-first-use pins of tool definitions, per server; a JSON file, mode 0600. */
 export class PinStore {
   private table: PinTable;
@@ -55,7 +62,7 @@ export class PinStore {
    * Records the definitions of one tools/list result and writes the file once (only if something
    * changed); says for each tool whether it is the pinned one, a change, new, or beyond the store's bounds.
    */
-  observe(server: string, tools: readonly { name: string; sha256: string }[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
+  observe(server: string, tools: readonly PinObservation[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
     if (!this.unsaved) this.refresh();
     const { verdicts, changed } = observePins(this.table, server, tools, now, this.table.size >= MAX_PINNED_SERVERS);
     if (changed.size === 0 && !this.unsaved) return { verdicts, notSaved: null };
@@ -94,7 +101,7 @@ export class PinStore {
 export function observePins(
   table: PinTable,
   server: string,
-  tools: readonly { name: string; sha256: string }[],
+  tools: readonly PinObservation[],
   now: Date,
   serversFull: boolean,
 ): { verdicts: PinVerdict[]; changed: Set<string> } {
@@ -110,19 +117,20 @@ export function observePins(
   const firstServerVisit = now.getTime() - Date.parse(entry.firstSeen ?? now8601) <= FIRST_USE_WINDOW_MS;
   let pinned = 0;
   for (const e of table.values()) pinned += e.tools.size;
-  const verdicts = tools.map(({ name, sha256 }): PinVerdict => {
+  const verdicts = tools.map(({ name, sha256, firstUse }): PinVerdict => {
     const pin = entry.tools.get(name);
     if (!pin) {
       if (entry.tools.size >= MAX_PINNED_TOOLS_PER_SERVER || pinned >= MAX_PINNED_TOOLS) return "store_full";
       pinned++;
+      const trusted = firstServerVisit || firstUse === true;
       entry.tools.set(
         name,
-        firstServerVisit
+        trusted
           ? { sha256, firstSeen: now8601, approvedAt: now8601, pending: null }
           : { sha256: null, firstSeen: now8601, approvedAt: null, pending: { sha256, seen: now8601 } },
       );
       changed.add(name);
-      return firstServerVisit ? "first_use" : "added";
+      return trusted ? "first_use" : "added";
     }
     if (pin.sha256 === sha256) return "pinned";
     if (pin.pending?.sha256 !== sha256) {

@@ -5,9 +5,11 @@ import type { Action, DetectorName, DetectorSetting, PolicyConfig, RateLimit, Ru
 import { judgedMessage, toolArguments, type JudgedMessage } from "./judged-message.js";
 import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
-import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning } from "./rate-limiter.js";
+import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning, type RateLimitVerdict } from "./rate-limiter.js";
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
+import { appContentsOf, appDigest, appPinName } from "../apps/app-messages.js";
+import { appFindings } from "../apps/app-checks.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
 
@@ -16,8 +18,12 @@ export type { ContentDetector, ContentDetectors } from "./content-scan.js";
 /** Conditions worth a log record of their own (not tied to one message). */
 export type PolicyWarn = (w: RateLimitOverflowWarning | TableEvictedRecord) => void;
 
-/** What the policy asks of a pin store (the file store, or the shared one of src/state/). */
-export type ToolPinStore = Pick<PinStore, "observe">;
+type PinObservation = ReturnType<PinStore["observe"]>;
+
+/** What the policy asks of a pin store: the file store, or the shared one of src/state/ (which answers asynchronously). */
+export interface ToolPinStore {
+  observe(server: string, tools: readonly { name: string; sha256: string; firstUse?: boolean }[], now: Date): PinObservation | Promise<PinObservation>;
+}
 
 export interface PolicyDeps {
   detectors: ContentDetectors;
@@ -61,13 +67,34 @@ export class Policy {
   }
 
   /**
-   * `observe: false` judges without remembering anything (tools learned, pins, rate counts): for other
-   * readings of a message already judged once.
+   * Judges a message, waiting where shared state (src/state/) must answer: a rate limit it counts for or the
+   * pins of a `tools/list` answer. With this process's own counters and pins the decision comes at once;
+   * otherwise a promise of it, settled by the answer or by the store's deadline (never by blocking).
+   */
+  decide(e: RpcEvent): Decision | Promise<Decision> {
+    const parts = this.judgeParts(e, true);
+    if (!parts.some(isPromise)) return this.decision(e, (parts as DecisionRule[][]).flat());
+    return Promise.all(parts).then((settled) => this.decision(e, settled.flat()));
+  }
+
+  /**
+   * The decision at once. `observe: false` judges without remembering anything (tools learned, pins, rate
+   * counts): for other readings of a message already judged once. A policy whose state must be waited for
+   * throws here: such a policy is asked through decide().
    */
   judge(e: RpcEvent, { observe = true }: { observe?: boolean } = {}): Decision {
-    if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
+    const parts = this.judgeParts(e, observe);
+    if (parts.some(isPromise)) throw new Error("the policy waits for shared state here: judge with decide()");
+    return this.decision(e, (parts as DecisionRule[][]).flat());
+  }
+
+  /** The rule entries of a message, in record order; an entry list that shared state must answer is a promise. */
+  private judgeParts(e: RpcEvent, observe: boolean): (DecisionRule[] | Promise<DecisionRule[]>)[] {
+    if (e.kind === "unanswered") return [];
     const m = judgedMessage(e);
+    const parts: (DecisionRule[] | Promise<DecisionRule[]>)[] = [];
     const hits: DecisionRule[] = [];
+    parts.push(hits);
     for (const { rule, matchers } of this.rules) {
       if (matchers.every((x) => x.matches(m))) hits.push(ruleHit(rule));
     }
@@ -78,21 +105,20 @@ export class Policy {
         const setting: DetectorSetting = this.config.detectors[name];
         if (setting === "off" || (!observe && name === "toolPinning")) continue;
         const findings = CONTENT_DETECTORS.has(name) ? (content.get(name as ContentDetectorName) ?? []) : this.detect(name, m);
-        // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
-        const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
-        const found = findings.filter((f) => !NOTE_TYPES.has(f.type));
-        if (found.length > 0) hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, found), findings: found });
-        if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
+        parts.push(isPromise(findings) ? findings.then((f) => detectorHits(name, setting, f)) : detectorHits(name, setting, findings));
       }
       for (const { limiter, matchers } of observe ? this.limiters : []) {
         if (!countsFor(limiter.limit, m) || !matchers.every((x) => x.matches(m))) continue;
-        const { over, overflow, reason } = limiter.check(m);
-        if (!over) continue;
-        const per = overflow ? `per ${limiter.limit.per}; every tracked ${limiter.limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limiter.limit.per}`;
-        hits.push(overLimit(limiter.limit, m, reason ?? `over ${limiter.limit.perMinute} per minute (${per})`));
+        const verdict = limiter.check(m);
+        parts.push(isPromise(verdict) ? verdict.then((v) => limitHits(limiter.limit, m, v)) : limitHits(limiter.limit, m, verdict));
       }
     }
     if (observe) this.learn(m);
+    return parts;
+  }
+
+  private decision(e: RpcEvent, hits: DecisionRule[]): Decision {
+    if (e.kind === "unanswered") return { action: "allow", enforced: false, rules: [] };
     const action = this.combine(hits);
     return { action, enforced: action === "deny" && this.enforcing && e.kind !== "invalid", rules: hits };
   }
@@ -140,19 +166,22 @@ export class Policy {
     return hits.some((h) => h.action === "flag") ? "flag" : "allow";
   }
 
-  private detect(name: DetectorName, m: JudgedMessage): PolicyFinding[] {
+  private detect(name: DetectorName, m: JudgedMessage): PolicyFinding[] | Promise<PolicyFinding[]> {
     if (!m.raw) return [];
     switch (name) {
       case "toolPinning":
         return this.pinFindings(m);
       case "schema":
         return this.schemaFindings(m);
+      case "apps":
+        return m.kind === "response" && m.method === "resources/read" ? appContentsOf((m.raw as { result?: unknown }).result).flatMap(appFindings) : [];
       default:
         return [];
     }
   }
 
-  private pinFindings(m: JudgedMessage): PolicyFinding[] {
+  private pinFindings(m: JudgedMessage): PolicyFinding[] | Promise<PolicyFinding[]> {
+    if (this.deps.pins && m.kind === "response" && m.method === "resources/read") return this.appPinFindings(m);
     if (!this.deps.pins || m.kind !== "response" || m.method !== "tools/list") return [];
     const out: PolicyFinding[] = [];
     const hashed: { name: string; sha256: string; index: number }[] = [];
@@ -167,17 +196,26 @@ export class Policy {
         out.push({ type: "tool_unpinnable", path: `/result/tools/${index}`, detail: `tool ${JSON.stringify(tool.name)} cannot be pinned (${(err as Error).message})` });
       }
     });
-    const { verdicts, notSaved } = this.deps.pins.observe(m.server, hashed, new Date(this.now()));
-    verdicts.forEach((seen, i) => {
-      const { name, index } = hashed[i]!;
-      const path = `/result/tools/${index}`;
-      if (seen === "changed") out.push({ type: "tool_changed", path, detail: `tool ${JSON.stringify(name)} differs from its pinned definition (rug pull?)` });
-      if (seen === "added") out.push({ type: "tool_added", path, detail: `tool ${JSON.stringify(name)} appeared after the server was pinned` });
-      if (seen === "store_full") out.push({ type: "pin_store_full", path, detail: `tool ${JSON.stringify(name)} is not pinned: the pin store holds as many tools or servers as it may` });
-    });
-    out.sort((a, b) => toolIndex(a.path) - toolIndex(b.path));
-    if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
-    return out;
+    const observed = this.deps.pins.observe(m.server, hashed, new Date(this.now()));
+    return isPromise(observed) ? observed.then((o) => withPinVerdicts(out, hashed, o)) : withPinVerdicts(out, hashed, observed);
+  }
+
+  /** An app's HTML and `_meta.ui`, pinned beside its server's tools on first read; a later change is `ui_changed`. */
+  private appPinFindings(m: JudgedMessage): PolicyFinding[] | Promise<PolicyFinding[]> {
+    const apps = appContentsOf((m.raw as { result?: unknown }).result).filter((app) => Buffer.byteLength(appPinName(app.uri)) <= MAX_PINNED_NAME_BYTES);
+    if (apps.length === 0) return [];
+    const observed = this.deps.pins!.observe(m.server, apps.map((app) => ({ name: appPinName(app.uri), sha256: appDigest(app), firstUse: true })), new Date(this.now()));
+    const findings = ({ verdicts, notSaved }: PinObservation): PolicyFinding[] => {
+      const out: PolicyFinding[] = [];
+      verdicts.forEach((seen, i) => {
+        const app = apps[i]!;
+        if (seen === "changed") out.push({ type: "ui_changed", path: app.path, detail: `app ${JSON.stringify(app.uri)} (its HTML or _meta.ui) differs from the pinned one` });
+        if (seen === "store_full") out.push({ type: "pin_store_full", path: app.path, detail: `app ${JSON.stringify(app.uri)} is not pinned: the pin store holds as many entries or servers as it may` });
+      });
+      if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
+      return out;
+    };
+    return isPromise(observed) ? observed.then(findings) : findings(observed);
   }
 
   private schemaFindings(m: JudgedMessage): PolicyFinding[] {
@@ -194,6 +232,43 @@ export class Policy {
       this.catalog.learn(m.server, toolsOf((m.raw as { result?: unknown }).result));
     }
   }
+}
+
+/** What the pin store said of each tool, as findings after those found before asking it. */
+function withPinVerdicts(found: PolicyFinding[], hashed: { name: string; index: number }[], { verdicts, notSaved }: PinObservation): PolicyFinding[] {
+  const out = [...found];
+  verdicts.forEach((seen, i) => {
+    const { name, index } = hashed[i]!;
+    const path = `/result/tools/${index}`;
+    if (seen === "changed") out.push({ type: "tool_changed", path, detail: `tool ${JSON.stringify(name)} differs from its pinned definition (rug pull?)` });
+    if (seen === "added") out.push({ type: "tool_added", path, detail: `tool ${JSON.stringify(name)} appeared after the server was pinned` });
+    if (seen === "store_full") out.push({ type: "pin_store_full", path, detail: `tool ${JSON.stringify(name)} is not pinned: the pin store holds as many tools or servers as it may` });
+  });
+  out.sort((a, b) => toolIndex(a.path) - toolIndex(b.path));
+  if (notSaved) out.push({ type: "pins_not_saved", path: "/result", detail: `the pin store could not be written (${notSaved})` });
+  return out;
+}
+
+/** A detector's findings as rule entries: what it found at its setting, what it could not check as a flag-level note. */
+function detectorHits(name: DetectorName, setting: Action, findings: PolicyFinding[]): DecisionRule[] {
+  const hits: DecisionRule[] = [];
+  // A check the proxy could not make is a flag-level note on the record, never a denial of its own.
+  const notes = findings.filter((f) => NOTE_TYPES.has(f.type));
+  const found = findings.filter((f) => !NOTE_TYPES.has(f.type));
+  if (found.length > 0) hits.push({ name: `detector:${name}`, action: setting, reason: describeFindings(name, found), findings: found });
+  if (notes.length > 0) hits.push({ name: `detector:${name}`, action: "flag", reason: describeFindings(name, notes), findings: notes });
+  return hits;
+}
+
+/** A rate limit's entry for a message: over it, or counted without the shared counters (a flag-level note). */
+function limitHits(limit: RateLimit, m: JudgedMessage, { over, overflow, reason, unshared }: RateLimitVerdict): DecisionRule[] {
+  if (!over) return unshared === undefined ? [] : [{ name: limit.name, action: "flag", reason: unshared }];
+  const per = overflow ? `per ${limit.per}; every tracked ${limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limit.per}`;
+  return [overLimit(limit, m, reason ?? `over ${limit.perMinute} per minute (${per})`)];
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return value instanceof Promise;
 }
 
 function toolIndex(path: string): number {

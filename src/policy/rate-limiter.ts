@@ -50,12 +50,15 @@ export interface RateLimitVerdict {
   overflow: boolean;
   /** Set when the verdict is not a count (the shared counters could not be read): why. */
   reason?: string;
+  /** Set when the message was counted in this process alone, the shared counters being unreachable: why. */
+  unshared?: string;
 }
 
 /** What the policy asks of a rate limit's counters: this file's RateLimiter, or the shared one of src/state/. */
 export interface RateLimitCounter {
   readonly limit: RateLimit;
-  check(m: JudgedMessage): RateLimitVerdict;
+  /** Shared counters answer asynchronously: only the message counted waits for them. */
+  check(m: JudgedMessage): RateLimitVerdict | Promise<RateLimitVerdict>;
 }
 
 export interface RateLimitOverflowWarning {

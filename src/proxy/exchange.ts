@@ -80,10 +80,11 @@ export type ResponseRewriter =
       maxEventBytes: number;
       /** What the bytes of an event not yet ended are charged to; past what it grants, the event is oversized (`over_budget`). */
       charge?: Charge;
-      event(raw: Buffer): Buffer;
+      /** A promise holds the stream behind the event until it settles (its judgement waits for shared state). */
+      event(raw: Buffer): Buffer | Promise<Buffer>;
       oversized?(why: "too_large" | "over_budget"): void;
       /** When given, an event larger than maxEventBytes is not passed on: this is written in its place, at its end. */
-      oversizedEnd?(): Buffer;
+      oversizedEnd?(): Buffer | Promise<Buffer>;
       decode?(out: DecodedOutput): BodyTap;
     };
 

@@ -3,6 +3,7 @@ import type { TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
 import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
+import { OrderedOutput } from "./ordered-output.js";
 import { tapForwarded } from "./body-taps.js";
 import { coalesced } from "./coalesce.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
@@ -149,19 +150,35 @@ function sendEvents(
   const dropped = rewriter.decode ? ["content-length", "content-encoding"] : ["content-length"];
   res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
   sendHeadNow(res);
-  const queued: Buffer[] = [];
+  // The upstream is paused while the client's socket is full or an event's judgement is awaited.
+  let draining = false;
+  let held = false;
+  const flowControl = (): void => void (draining || held ? upRes.pause() : upRes.resume());
   const write = (raw: Buffer): void => {
-    if (raw.length > 0 && !res.write(raw)) {
-      upRes.pause();
-      res.once("drain", () => upRes.resume());
+    if (raw.length > 0 && !res.write(raw) && !draining) {
+      draining = true;
+      flowControl();
+      res.once("drain", () => {
+        draining = false;
+        flowControl();
+      });
     }
-  };
-  const drainQueue = (): void => {
-    while (queued.length > 0) write(queued.shift()!);
   };
   // Once an event could not be judged, nothing more of the upstream's stream is passed on.
   let broken = false;
-  const judged = (raw: Buffer): Buffer => {
+  const out = new OrderedOutput(
+    write,
+    (h) => {
+      held = h;
+      flowControl();
+    },
+    () => (broken = true),
+  );
+  const queued: Buffer[] = [];
+  const drainQueue = (): void => {
+    while (queued.length > 0) out.push(queued.shift()!);
+  };
+  const judged = (raw: Buffer): Buffer | Promise<Buffer> => {
     if (broken) return Buffer.alloc(0);
     try {
       return rewriter.event(raw);
@@ -172,12 +189,12 @@ function sendEvents(
   };
   const framer = new SseFramer(
     (raw) => {
-      write(judged(raw));
+      out.push(judged(raw));
       drainQueue();
     },
     rewriter.maxEventBytes,
     // An event too large to judge: passed on as it comes, unless the rewriter replaces it (enforce mode).
-    (raw) => !broken && !rewriter.oversizedEnd && write(raw),
+    (raw) => !broken && !rewriter.oversizedEnd && out.push(raw),
     (why) => {
       try {
         rewriter.oversized?.(why);
@@ -189,13 +206,14 @@ function sendEvents(
     // event, so it is judged as one (closed by a blank line); passed on as received unless it was denied.
     (raw) => {
       const closed = Buffer.concat([raw, Buffer.from("\n\n")]);
-      const out = judged(closed);
-      write(out === closed ? raw : out);
+      const judgedTail = judged(closed);
+      const sent = (o: Buffer): Buffer => (o === closed ? raw : o);
+      out.push(judgedTail instanceof Promise ? judgedTail.then(sent) : sent(judgedTail));
     },
     () => {
       if (broken || !rewriter.oversizedEnd) return;
       try {
-        write(rewriter.oversizedEnd());
+        out.push(rewriter.oversizedEnd());
       } catch {
         broken = true;
       }
@@ -211,9 +229,11 @@ function sendEvents(
   const finish = (): void => {
     framer.flush();
     drainQueue();
-    taps.end();
-    ex.injectNow = null;
-    res.end();
+    out.then(() => {
+      taps.end();
+      ex.injectNow = null;
+      res.end();
+    });
   };
   if (!rewriter.decode) {
     upRes.on("data", (chunk: Buffer) => framer.push(chunk));

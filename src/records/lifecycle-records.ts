@@ -46,6 +46,11 @@ export function stdioLineErrorRecord(server: string, session: string, direction:
   return { event: "addon_error", addon: "stdio", hook: "line", server, session, direction, err: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) };
 }
 
+/** `addon_error` of a message whose record, written once it was judged, failed (its judgement waited for shared state). */
+export function recordErrorRecord(flow: string, err: unknown): Record<string, unknown> {
+  return { event: "addon_error", addon: "mcp", hook: "record", flow, err: redactText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) };
+}
+
 /** `spawn_error`: the command is already redacted by the caller (as a `stderr` line is). */
 export function spawnErrorRecord(server: string, command: string, code: string, what: string): Record<string, unknown> {
   return { event: "spawn_error", server, command, code, message: `${command}: ${what}` };

@@ -1,4 +1,5 @@
 import { computeArgsHash } from "../util/canonical-json.js";
+import { appMarks } from "../apps/app-messages.js";
 import type { RpcEvent } from "../mcp/rpc-event.js";
 import type { SessionRecord } from "../mcp/sessions.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, measurePayload, shapePayload, type PayloadMode } from "../log/payload.js";
@@ -55,6 +56,9 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
   if (e.call !== undefined) record.call = e.call;
   if (e.round !== undefined) record.round = e.round;
   if (e.roundProblem !== undefined) record.roundProblem = e.roundProblem;
+  if (e.task !== undefined) record.task = e.task;
+  const apps = appMarks(e.kind, e.method, raw);
+  if (apps) record.apps = apps;
   // Read from the result as sent, so that it is known with payloads truncated or omitted.
   if (e.kind === "response" && (raw?.result as Record<string, unknown> | undefined)?.isError === true) record.isError = true;
   if (e.headerMismatch) record.headerMismatch = e.headerMismatch;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { isPin, type PinTable, type ToolPin } from "../policy/pin-file.js";
-import { MAX_PINNED_SERVERS, PinStore, PinStoreError, approvePins, observePins, type PinVerdict } from "../policy/pin-store.js";
-import { StateUnavailableError, type SyncRedis } from "./sync-redis.js";
+import { MAX_PINNED_SERVERS, PinStore, PinStoreError, approvePins, observePins, type PinObservation, type PinVerdict } from "../policy/pin-store.js";
+import { StateUnavailableError, type AsyncRedis } from "./async-redis.js";
 
 const PREFIX = "mcp-wiretap:pins:";
 const SERVERS = `${PREFIX}servers`;
@@ -14,21 +14,22 @@ function keys(server: string): { first: string; tools: string } {
 
 /**
  * Tool pins in Redis, shared by every replica: the same trust-on-first-use rules as the file store
- * (observePins/approvePins), one server's pins read in one MULTI and the changed ones written in another.
- * When Redis cannot be reached, judging goes on against this replica's file store, and the finding says so
- * (`pins_not_saved`): a pin approved elsewhere may then be missed, never silently.
+ * (observePins/approvePins), one server's pins read in one MULTI and the changed ones written in another,
+ * asynchronously: only the `tools/list` answer judged waits for them. When Redis cannot be reached (or does
+ * not answer within the deadline), judging goes on against this replica's file store, and the finding says
+ * so (`pins_not_saved`): a pin approved elsewhere may then be missed, never silently.
  */
 export class RedisPinStore {
   constructor(
-    private readonly redis: SyncRedis,
+    private readonly redis: AsyncRedis,
     private readonly fallback: PinStore | null,
   ) {}
 
-  observe(server: string, tools: readonly { name: string; sha256: string }[], now: Date): { verdicts: PinVerdict[]; notSaved: string | null } {
+  async observe(server: string, tools: readonly PinObservation[], now: Date): Promise<{ verdicts: PinVerdict[]; notSaved: string | null }> {
     try {
-      const { table, serverCount } = this.load(server);
+      const { table, serverCount } = await this.load(server);
       const { verdicts, changed } = observePins(table, server, tools, now, serverCount >= MAX_PINNED_SERVERS);
-      if (changed.size > 0) this.save(server, table, changed);
+      if (changed.size > 0) await this.save(server, table, changed);
       return { verdicts, notSaved: null };
     } catch (err) {
       if (!(err instanceof StateUnavailableError)) throw err;
@@ -38,26 +39,26 @@ export class RedisPinStore {
     }
   }
 
-  approve(server: string, toolNames: readonly string[], now: Date): string[] {
-    const { table } = this.load(server);
+  async approve(server: string, toolNames: readonly string[], now: Date): Promise<string[]> {
+    const { table } = await this.load(server);
     const entry = table.get(server);
     if (!entry) throw new PinStoreError(`no pins for server ${server}`);
     const approved = approvePins(server, entry, toolNames, now);
-    if (approved.length > 0) this.save(server, table, new Set(approved));
+    if (approved.length > 0) await this.save(server, table, new Set(approved));
     return approved;
   }
 
-  servers(): string[] {
-    return (this.redis.call(["SMEMBERS", SERVERS]) as string[]).sort();
+  async servers(): Promise<string[]> {
+    return ((await this.redis.call(["SMEMBERS", SERVERS])) as string[]).sort();
   }
 
-  tools(server: string): [string, ToolPin][] {
-    return [...(this.load(server).table.get(server)?.tools ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  async tools(server: string): Promise<[string, ToolPin][]> {
+    return [...((await this.load(server)).table.get(server)?.tools ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
-  private load(server: string): { table: PinTable; serverCount: number } {
+  private async load(server: string): Promise<{ table: PinTable; serverCount: number }> {
     const k = keys(server);
-    const [count, member, first, fields] = this.redis.multi([["SCARD", SERVERS], ["SISMEMBER", SERVERS, server], ["GET", k.first], ["HGETALL", k.tools]]) as [
+    const [count, member, first, fields] = (await this.redis.multi([["SCARD", SERVERS], ["SISMEMBER", SERVERS, server], ["GET", k.first], ["HGETALL", k.tools]])) as [
       number,
       number,
       string | null,
@@ -82,7 +83,7 @@ export class RedisPinStore {
     return { table, serverCount: count };
   }
 
-  private save(server: string, table: PinTable, changed: Set<string>): void {
+  private async save(server: string, table: PinTable, changed: Set<string>): Promise<void> {
     const entry = table.get(server)!;
     const k = keys(server);
     const commands: (string | number)[][] = [];
@@ -94,7 +95,7 @@ export class RedisPinStore {
       if (name === "") continue;
       commands.push(["HSET", k.tools, name, JSON.stringify(entry.tools.get(name))]);
     }
-    if (commands.length > 0) this.redis.multi(commands);
+    if (commands.length > 0) await this.redis.multi(commands);
   }
 }
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { RateLimit } from "../policy/config.js";
 import type { JudgedMessage } from "../policy/judged-message.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitVerdict } from "../policy/rate-limiter.js";
-import { StateUnavailableError, type SyncRedis } from "./sync-redis.js";
+import { StateUnavailableError, type AsyncRedis } from "./async-redis.js";
 import { redactedUrl } from "./redis-pins.js";
 
 /**
@@ -34,9 +34,11 @@ export interface StateWarning {
 const WARN_EVERY_MS = 10_000;
 
 /**
- * Counters shared by replicas. Redis unreachable: enforce mode denies what the limit covers (fail
- * closed: a limit that cannot be counted cannot be promised); monitor mode counts in this process alone.
- * Either way a `state_unavailable` warning is written, at most every 10 s.
+ * Counters shared by replicas, asked asynchronously: only the message counted waits for Redis. Redis
+ * unreachable or slower than the deadline: enforce mode denies what the limit covers (fail closed: a limit
+ * that cannot be counted cannot be promised); monitor mode counts in this process alone. Either way the
+ * message's record says it was decided without Redis, and a `state_unavailable` warning is written, at
+ * most every 10 s.
  */
 export class RedisRateLimiter implements RateLimitCounter {
   private readonly local: RateLimiter;
@@ -44,7 +46,7 @@ export class RedisRateLimiter implements RateLimitCounter {
 
   constructor(
     readonly limit: RateLimit,
-    private readonly redis: SyncRedis,
+    private readonly redis: AsyncRedis,
     private readonly enforcing: boolean,
     now: () => number,
     private readonly warn: (w: StateWarning) => void,
@@ -52,17 +54,17 @@ export class RedisRateLimiter implements RateLimitCounter {
     this.local = new RateLimiter(limit, now);
   }
 
-  check(m: JudgedMessage): RateLimitVerdict {
+  async check(m: JudgedMessage): Promise<RateLimitVerdict> {
     const key = this.limit.per === "global" ? "" : this.limit.per === "server" ? m.server : `${m.server} ${m.session ?? ""}`;
     const id = createHash("sha256").update(`${this.limit.name}\0${this.limit.per}\0${key}`).digest("hex");
     try {
-      return { over: this.redis.call(["EVAL", SPEND, 1, `mcp-wiretap:rate:${id}`, this.limit.perMinute]) === 1, overflow: false };
+      return { over: (await this.redis.call(["EVAL", SPEND, 1, `mcp-wiretap:rate:${id}`, this.limit.perMinute])) === 1, overflow: false };
     } catch (err) {
       if (!(err instanceof StateUnavailableError)) throw err;
       const where = redactedUrl(this.redis.url);
       this.warnOnce(`rate limit ${this.limit.name}: shared counters at ${where} unreachable (${err.message}); ${this.enforcing ? "denying what it covers (enforce mode fails closed)" : "counting in this replica alone (monitor mode)"}`);
       if (this.enforcing) return { over: true, overflow: false, reason: `shared rate-limit counters unreachable (${err.message}): denied, enforce mode fails closed` };
-      return this.local.check(m);
+      return { ...this.local.check(m), unshared: `shared rate-limit counters unreachable (${err.message}): counted in this replica alone` };
     }
   }
 

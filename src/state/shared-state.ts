@@ -4,7 +4,7 @@ import type { RateLimitCounter } from "../policy/rate-limiter.js";
 import { UsageError } from "../util/usage-error.js";
 import { RedisPinStore, redactedUrl } from "./redis-pins.js";
 import { RedisRateLimiter, type StateWarning } from "./redis-rate-limiter.js";
-import { SyncRedis } from "./sync-redis.js";
+import { AsyncRedis } from "./async-redis.js";
 
 export interface SharedState {
   pins: RedisPinStore;
@@ -35,7 +35,7 @@ export async function openSharedState(
   opts: { localPins: string | null; warn: (w: StateWarning) => void },
 ): Promise<SharedState> {
   checkStateUrl(url);
-  const redis = new SyncRedis(url);
+  const redis = new AsyncRedis(url);
   const up = await redis.ready(CONNECT_WAIT_MS);
   let fallback: PinStore | null = null;
   try {

@@ -1,6 +1,6 @@
 import type { Direction } from "../mcp/correlator.js";
 import { idKey, splitBatch, type RequestId } from "../mcp/jsonrpc.js";
-import type { Judged } from "../mcp/rpc-event.js";
+import type { Judged, Judgement } from "../mcp/rpc-event.js";
 import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
 import { answersNothing, asciiJson, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
@@ -121,7 +121,7 @@ export class StdioTap {
     const judged: Judged[] = [];
     if (reading.values.length === 0) {
       const readability = doubt !== undefined ? { readability: { reason: doubt, alternates: [] } } : {};
-      judged.push(this.o.pipeline.invalid(this.context(direction, undefined, readability), enforcing ? `${problem}; not forwarded` : problem!, raw.length));
+      judged.push(atOnce(this.o.pipeline.invalid(this.context(direction, undefined, readability), enforcing ? `${problem}; not forwarded` : problem!, raw.length)));
     }
     const single = reading.values.length === 1 ? splitBatch(reading.values[0]) : null;
     const reason = problem && enforcing ? `${problem}; not forwarded` : problem;
@@ -132,13 +132,13 @@ export class StdioTap {
         const alternates = reading.alternates.get(index++) ?? [];
         const readability = doubt !== undefined ? { readability: { reason: doubt, alternates } } : {};
         const extra = { ...readability, ...(batch ? { batch: { index: i, size: messages.length } } : {}) };
-        judged.push(this.o.pipeline.message(this.context(direction, reason, extra), m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length));
+        judged.push(atOnce(this.o.pipeline.message(this.context(direction, reason, extra), m, batch ? Buffer.byteLength(JSON.stringify(m) ?? "") : raw.length)));
       }
     }
     // What other readers read besides: a message of its own each, so that what ran is counted.
     for (const h of reading.hidden) {
       const why = enforcing ? `${h.reason}; not forwarded` : h.reason;
-      judged.push(this.o.pipeline.message(this.context(direction, undefined, { readability: { reason: why, alternates: [] } }), h.message, Buffer.byteLength(JSON.stringify(h.message) ?? "")));
+      judged.push(atOnce(this.o.pipeline.message(this.context(direction, undefined, { readability: { reason: why, alternates: [] } }), h.message, Buffer.byteLength(JSON.stringify(h.message) ?? ""))));
     }
     if (!this.o.enforce) return;
     const events = judged.map((j) => j.event);
@@ -213,6 +213,15 @@ export class StdioTap {
       this.o.toClient(jsonLine(unreadableError(id, problem)));
     }
   }
+}
+
+/**
+ * A stdio launch judges with this process's own counters and pins (shared state, `--state`, is the proxy's),
+ * so every judgement comes at once; one that did not is a line the tap cannot vouch for (refused, reported).
+ */
+function atOnce(j: Judgement): Judged {
+  if (j instanceof Promise) throw new Error("a stdio message waited for shared state, which stdio launches do not use");
+  return j;
 }
 
 /**

@@ -27,7 +27,7 @@ afterAll(async () => {
 describe("check conditions", () => {
   it("a clean real run (SDK client, server-everything, two transports) passes every condition", async () => {
     const r = await check([run.logFile, "--fail-on", "all"]);
-    expect(r.stdout).toMatch(/^ok: none of error, invalid, deny, flag, pending, mismatch, drift, deprecated, incomplete in \d+ records\n$/);
+    expect(r.stdout).toMatch(/^ok: none of error, invalid, deny, flag, pending, mismatch, drift, app-changed, deprecated, incomplete in \d+ records\n$/);
     expect(r.code).toBe(0);
   });
 
@@ -150,7 +150,7 @@ describe("check --format junit", () => {
     expect(suites).toEqual(["log", "127.0.0.1:9443 5e551011-0000-4000-8000-000000000001", "127.0.0.1:9443 (no session)"]);
     expect((xml.match(/<testcase /g) ?? []).length).toBe(suites.length * CONDITIONS.length);
     const failed = (suite: string) => [...xml.split("<testsuite ").find((s) => s.startsWith(`name="${suite}"`))!.matchAll(/<failure message="[^"]*" type="([a-z-]+)"/g)].map((m) => m[1]).sort();
-    expect(failed("127.0.0.1:9443 5e551011-0000-4000-8000-000000000001")).toEqual(["deny", "drift", "error", "flag", "invalid", "pending"]);
+    expect(failed("127.0.0.1:9443 5e551011-0000-4000-8000-000000000001")).toEqual(["app-changed", "deny", "drift", "error", "flag", "invalid", "pending"]);
     expect(failed("127.0.0.1:9443 (no session)")).toEqual(["deprecated", "mismatch"]);
     expect(failed("log")).toEqual(["incomplete"]);
   });

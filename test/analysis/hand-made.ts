@@ -117,6 +117,12 @@ export const CASES: Record<string, () => LogRecord[]> = {
     answer({ id: 11, method: "tools/list", tool: null, level: "warn", decision: policy("flag", [{ type: "tool_changed", path: "/result/tools/0", detail: 'tool "echo" differs from its pinned definition (rug pull?)' }]) }),
     stop(),
   ],
+  "app-changed": () => [
+    start(),
+    rpcRecord({ id: 13, method: "resources/read", tool: null }),
+    answer({ id: 13, method: "resources/read", tool: null, level: "warn", apps: [{ uri: "ui://maps/app.html", sha256: "sha256:00", bytes: 10 }], decision: policy("flag", [{ type: "ui_changed", path: "/result/contents/0", detail: 'app "ui://maps/app.html" (its HTML or _meta.ui) differs from the pinned one' }]) }),
+    stop(),
+  ],
   deprecated: () => [
     start(),
     rpcRecord({ id: 12, flow: "flow-d", method: "ping", tool: null, session: null, protocolVersion: STATELESS }),

@@ -164,6 +164,8 @@ describe("a config with servers of every shape", () => {
         "bad-args: left alone (args is not a list of strings)",
         'websocket: left alone (type "ws" is not stdio)',
         "not-an-object: left alone (not an object)",
+        "wiretap-logs: left alone (mcp-wiretap's own MCP server over the logs: it carries no traffic to record)",
+        "wiretap-logs-node: left alone (mcp-wiretap's own MCP server over the logs: it carries no traffic to record)",
         'note: server "twice" appears twice in "mcpServers": left alone',
       ]),
     );

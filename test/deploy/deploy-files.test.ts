@@ -62,7 +62,7 @@ describe("deploy/kubernetes", () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it("the Deployment passes options the CLI has; readiness and liveness ask /healthz on the proxy's port; the Service targets it", async () => {
+  it("the Deployment passes options the CLI has; readiness and liveness ask /healthz on the proxy's port; the Service targets it, keeping each client on one pod", async () => {
     const known = await startOptions();
     for (const option of optionsOf(container.args)) expect(known, option).toContain(option);
     const port = (container.ports as Doc[]).find((p) => p.name === "proxy");
@@ -70,6 +70,8 @@ describe("deploy/kubernetes", () => {
     for (const probe of [container.readinessProbe, container.livenessProbe]) expect(probe.httpGet).toEqual({ path: "/healthz", port: "proxy" });
     expect(service.spec.ports[0]).toMatchObject({ port: 8080, targetPort: "proxy" });
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    // One client's tunnels on one replica, as deploy/haproxy.cfg does (test/deploy/cross-replica-pairing.test.ts).
+    expect(service.spec.sessionAffinity).toBe("ClientIP");
   });
 
   it("the CA Secret is mounted read-only, and the init container's copy is a CA folder the proxy starts with", async () => {

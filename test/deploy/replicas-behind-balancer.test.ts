@@ -3,39 +3,17 @@
  * names and ports turned into loopback addresses) in front of two mcp-wiretap replicas that share one CA,
  * one policy and one redis-server, as deploy/docker-compose.yml wires them. Clients know one address.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { ProxyAgent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import { freePort } from "../helpers/loopback.js";
+import type { CliProxy } from "../helpers/cli-proxy.js";
 import { connectStreamable } from "../helpers/mcp-client.js";
-import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { REPO_ROOT, type LogRecord } from "../helpers/proxy-harness.js";
-import { redisAvailable, sharedLimitPolicy, startRedis, type RedisServer } from "../state/redis-harness.js";
+import type { McpUpstream } from "../helpers/mcp-upstream.js";
+import type { LogRecord } from "../helpers/proxy-harness.js";
+import { sharedLimitPolicy } from "../state/redis-harness.js";
+import { balancerTestsMissing, CREDENTIALS, startBalancedReplicas, type BalancedReplicas } from "./haproxy-harness.js";
 
-function haproxyBinary(): string | null {
-  for (const bin of ["haproxy", "/usr/sbin/haproxy"]) {
-    try {
-      execFileSync(bin, ["-v"], { stdio: "ignore" });
-      return bin;
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
-
-const HAPROXY = haproxyBinary();
-const missing = [HAPROXY ? null : "haproxy", redisAvailable() ? null : "redis-server"].filter(Boolean);
-if (missing.length > 0) {
-  console.warn(`SKIPPED test/deploy/replicas-behind-balancer.test.ts: ${missing.join(" and ")} not installed (scripts/ensure-test-deps.sh, run by npm test, installs them as root)`);
-}
-
-const CREDENTIALS = "wiretap:change-me";
+const missing = balancerTestsMissing("test/deploy/replicas-behind-balancer.test.ts");
 
 async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -45,80 +23,31 @@ async function poll(predicate: () => boolean | Promise<boolean>, timeoutMs: numb
   }
 }
 
-/** deploy/haproxy.cfg with its listening address and its two servers on loopback; throws if the file changed shape. */
-export function loopbackHaproxyConfig(shipped: string, ports: { front: number; a: number; b: number }, statsSocket: string): string {
-  const replacements: [string, string][] = [
-    ["global\n", `global\n  stats socket ${statsSocket} mode 600 level user\n`],
-    ["  bind :8080\n", `  bind 127.0.0.1:${ports.front}\n`],
-    ["  server a wiretap-a:8080 check\n", `  server a 127.0.0.1:${ports.a} check inter 1s fall 3 rise 1\n`],
-    ["  server b wiretap-b:8080 check\n", `  server b 127.0.0.1:${ports.b} check inter 1s fall 3 rise 1\n`],
-  ];
-  let out = shipped;
-  for (const [from, to] of replacements) {
-    if (!out.includes(from)) throw new Error(`deploy/haproxy.cfg no longer has the line ${JSON.stringify(from)}: update this test with it`);
-    out = out.replace(from, to);
-  }
-  return out;
-}
-
-describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
-  let dir: string;
-  let redis: RedisServer;
+describe.skipIf(missing !== null)("two replicas behind deploy/haproxy.cfg, sharing state in Redis", () => {
+  let replicas: BalancedReplicas;
   let upstream: McpUpstream;
   let a: CliProxy;
   let b: CliProxy;
-  let haproxy: ChildProcess;
-  let haproxyOut = "";
   let front: number;
   let caPem: string;
+  const haproxyOut = (): string => replicas.haproxyOutput();
+  /** The replica the balancer ties this test's client address to. */
+  let affine: "a" | "b" = "a";
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-deploy-"));
-    const policy = path.join(dir, "policy.yaml");
-    writeFileSync(policy, sharedLimitPolicy("five-calls-balanced"));
-    const caDir = path.join(dir, "ca");
-    redis = await startRedis();
-    upstream = await startMcpUpstream();
-    // As the compose file runs them (`start --host … --ca-dir … --log-file … --config …`, proxy credentials and
-    // the state URL from the environment's equivalents), on loopback. The first makes the shared CA.
-    const args = ["--config", policy, "--state", redis.url, "--proxy-auth", CREDENTIALS];
-    a = await startCliProxy(args, { caDir });
-    b = await startCliProxy(args, { caDir });
-    caPem = readFileSync(path.join(caDir, "ca.pem"), "utf8");
-    front = await freePort();
-    const cfg = path.join(dir, "haproxy.cfg");
-    writeFileSync(cfg, loopbackHaproxyConfig(readFileSync(path.join(REPO_ROOT, "deploy", "haproxy.cfg"), "utf8"), { front, a: a.port, b: b.port }, path.join(dir, "haproxy.sock")));
-    execFileSync(HAPROXY!, ["-c", "-f", cfg], { stdio: "pipe" });
-    haproxy = spawn(HAPROXY!, ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"] });
-    haproxy.stdout!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
-    haproxy.stderr!.on("data", (c: Buffer) => (haproxyOut += c.toString()));
-    await poll(
-      () =>
-        new Promise<boolean>((resolve) => {
-          const s = net.connect(front, "127.0.0.1", () => {
-            s.destroy();
-            resolve(true);
-          });
-          s.once("error", () => resolve(false));
-        }),
-      10_000,
-      () => `HAProxy listening on ${front}: ${haproxyOut}`,
-    );
+    replicas = await startBalancedReplicas(sharedLimitPolicy("five-calls-balanced"));
+    ({ upstream, a, b, front, caPem } = replicas);
   }, 60_000);
 
   afterAll(async () => {
-    haproxy?.kill("SIGKILL");
-    await Promise.all([a?.dispose(), b?.dispose()]);
-    await upstream?.close();
-    await redis?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   /** Each server's status as HAProxy's health checks have it (`show stat` on its stats socket). */
   async function serverStatus(): Promise<Record<string, string>> {
     const csv = await new Promise<string>((resolve, reject) => {
       let out = "";
-      const s = net.connect(path.join(dir, "haproxy.sock"), () => s.end("show stat\n"));
+      const s = net.connect(replicas.statsSocket, () => s.end("show stat\n"));
       s.on("data", (c: Buffer) => (out += c.toString()));
       s.once("end", () => resolve(out));
       s.once("error", reject);
@@ -181,7 +110,8 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
 
   /**
    * One MCP session on a tunnel of its own (initialize, initialized, one tools/call, then the connection
-   * closed): each call is one new connection to the balancer, which leastconn alternates over the replicas.
+   * closed): each call is one new connection to the balancer, which sends every connection of this client
+   * address to one replica (client affinity).
    */
   async function callOnNewTunnel(message: string, via = proxyUrl()): Promise<{ session: string; answer: { result?: unknown; error?: { message: string } } }> {
     const dispatcher = new ProxyAgent({ uri: via, requestTls: { ca: caPem } });
@@ -210,7 +140,7 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
 
   it("both replicas pass the health check; through the one address the 6th tools/call in the minute is denied, on either replica", async () => {
     // HAProxy's own checks (GET /healthz on each replica) have both up.
-    await poll(async () => Object.values(await serverStatus()).filter((st) => st === "UP").length === 2, 10_000, () => `both servers UP in HAProxy's stats; HAProxy said:\n${haproxyOut.slice(-2000)}`);
+    await poll(async () => Object.values(await serverStatus()).filter((st) => st === "UP").length === 2, 10_000, () => `both servers UP in HAProxy's stats; HAProxy said:\n${haproxyOut().slice(-2000)}`);
     const served: ("a" | "b")[] = [];
     for (let i = 0; i < 5; i++) {
       const { session, answer } = await callOnNewTunnel(`hi ${i}`);
@@ -223,8 +153,10 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
     expect(sixth.answer.error?.message).toMatch(/blocked by mcp-wiretap policy/);
     const { record } = await callRecord(sixth.session);
     expect(record.decision).toMatchObject({ action: "deny", enforced: true, rules: [{ name: "five-calls-balanced", reason: "over 5 per minute (per global)" }] });
-    // Whichever replica a client reaches (leastconn alternates new tunnels over them), the count is the shared
-    // one: each replica, asked directly, denies too.
+    // Client affinity: every tunnel of this client address went to one replica.
+    expect(new Set(served).size, `replicas that served the 5 calls: ${served.join(", ")}`).toBe(1);
+    affine = served[0]!;
+    // Whichever replica a client reaches, the count is the shared one: each replica, asked directly, denies too.
     for (const [name, replica] of [["a", a], ["b", b]] as const) {
       const direct = await callOnNewTunnel(`direct to ${name}`, `http://${CREDENTIALS}@127.0.0.1:${replica.port}`);
       expect(direct.answer.error?.message, `${name} (the balancer had sent the 5 allowed calls to ${served.join(", ")})`).toMatch(/blocked by mcp-wiretap policy/);
@@ -233,10 +165,12 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
   }, 90_000);
 
   it("a replica that stops costs no session: its connections are redispatched at once, then the health check takes it out", async () => {
-    await b.dispose();
-    // Right after the stop HAProxy still counts b as UP (its checks need a few seconds to notice), and
-    // leastconn sends the next new tunnel there: `retries` + `option redispatch` in deploy/haproxy.cfg move a
-    // refused connection to a at once, so no client sees the dead replica.
+    // The replica this client is tied to stops.
+    const [stopped, other] = affine === "a" ? [a, "b"] : [b, "a"];
+    await stopped.dispose();
+    // Right after the stop HAProxy still counts it UP (its checks need a few seconds to notice), and the
+    // client's hash sends the next new tunnel there: `retries` + `option redispatch` in deploy/haproxy.cfg move
+    // a refused connection to the other at once, so no client sees the dead replica.
     const sessions: string[] = [];
     const failures: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -244,10 +178,10 @@ describe.skipIf(missing.length > 0)("two replicas behind deploy/haproxy.cfg, sha
       if (result.session) sessions.push(result.session);
       else failures.push(result.error ?? "no session");
     }
-    expect(failures, `sessions through the balancer after replica b stopped; HAProxy said:\n${haproxyOut.slice(-2000)}`).toEqual([]);
-    // The limit is spent (previous test): replica a denies, from the shared counters.
+    expect(failures, `sessions through the balancer after replica ${affine} stopped; HAProxy said:\n${haproxyOut().slice(-2000)}`).toEqual([]);
+    // The limit is spent (previous test): the other replica denies, from the shared counters.
     const { replica, record } = await callRecord(sessions.at(-1)!);
-    expect(replica).toBe("a");
+    expect(replica).toBe(other);
     expect(record.decision).toMatchObject({ action: "deny", enforced: true });
   }, 60_000);
 });

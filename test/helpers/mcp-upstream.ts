@@ -54,6 +54,8 @@ export interface McpUpstreamOptions {
   transport?: "both";
   /** Called with each session's server before it connects (e.g. to change a tool's definition). */
   customize?: (server: McpServer) => void;
+  /** The address to listen on (default 127.0.0.1): a container bridge's gateway for tests of images. */
+  host?: string;
 }
 
 interface Session {
@@ -101,7 +103,7 @@ function countMessages(counters: McpUpstreamCounters, body: unknown): void {
   }
 }
 
-/** Starts the reference server on https://127.0.0.1:0 with the test PKI. */
+/** Starts the reference server on https://127.0.0.1:0 (or `opts.host`) with the test PKI. */
 export async function startMcpUpstream(opts: McpUpstreamOptions = {}): Promise<McpUpstream> {
   const pki = testPki();
   const counters: McpUpstreamCounters = {
@@ -213,7 +215,7 @@ export async function startMcpUpstream(opts: McpUpstreamOptions = {}): Promise<M
   httpsServer.on("tlsClientError", () => undefined);
   await new Promise<void>((resolve, reject) => {
     httpsServer.once("error", reject);
-    httpsServer.listen(0, "127.0.0.1", () => {
+    httpsServer.listen(0, opts.host ?? "127.0.0.1", () => {
       httpsServer.off("error", reject);
       resolve();
     });

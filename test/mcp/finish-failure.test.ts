@@ -34,7 +34,7 @@ async function proxy(lines: Line[], rpc: (record: Line) => void): Promise<number
   });
   const logger = pino({ base: undefined }, sink);
   const pipeline = new MessagePipeline({
-    policy: { enforcing: false, judge: () => ({ action: "allow", enforced: false, rules: [] }) },
+    policy: { enforcing: false, decide: () => ({ action: "allow", enforced: false, rules: [] }), judge: () => ({ action: "allow", enforced: false, rules: [] }) },
     removeDeniedTools: false,
     payloads: { payloads: "none", maxPayloadBytes: 0 },
     limits: { maxPending: 10, maxSessions: 10 },

@@ -7,7 +7,7 @@ import { MessagePipeline } from "../../src/pipeline/message-pipeline.js";
 
 /** The production pipeline with its records collected in memory (no sink, no sockets). */
 export function recordingPipeline(
-  policy: Pick<Policy, "judge" | "enforcing">,
+  policy: Pick<Policy, "decide" | "judge" | "enforcing">,
   opts: { payloads: PayloadOptions; removeDeniedTools?: boolean; now?: () => number; maxPending?: number; maxSessions?: number; session?: (r: Record<string, unknown>) => Record<string, unknown> },
 ): { pipeline: MessagePipeline; records: Record<string, unknown>[] } {
   const records: Record<string, unknown>[] = [];

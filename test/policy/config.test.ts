@@ -29,7 +29,7 @@ describe("valid policy files", () => {
       mode: "monitor",
       default: "allow",
       rules: [],
-      detectors: { secrets: "flag", pii: "flag", hiddenText: "flag", poisoning: "flag", toolPinning: "flag", schema: "flag" },
+      detectors: { secrets: "flag", pii: "flag", hiddenText: "flag", poisoning: "flag", toolPinning: "flag", schema: "flag", apps: "flag" },
       rateLimits: [],
       removeDeniedTools: true,
     });
@@ -82,7 +82,7 @@ removeDeniedTools: false
       args: { path: "re:^/etc/", "options.mode": "w*" },
     });
     expect(p.rules[2]!.match).toEqual({});
-    expect(p.detectors).toEqual({ secrets: "deny", pii: "off", hiddenText: "flag", poisoning: "flag", toolPinning: "flag", schema: "flag" });
+    expect(p.detectors).toEqual({ secrets: "deny", pii: "off", hiddenText: "flag", poisoning: "flag", toolPinning: "flag", schema: "flag", apps: "flag" });
     expect(p.rateLimits).toEqual([{ name: "calls", match: { method: "tools/call" }, perMinute: 120, action: "deny", per: "session" }]);
     expect(p.removeDeniedTools).toBe(false);
   });
@@ -93,7 +93,7 @@ removeDeniedTools: false
     expect(p.default).toBe("allow");
     expect(p.rules).toEqual([]);
     for (const [name, setting] of Object.entries(p.detectors)) expect(setting, name).not.toBe("off");
-    expect(Object.keys(p.detectors).sort()).toEqual(["hiddenText", "pii", "poisoning", "schema", "secrets", "toolPinning"]);
+    expect(Object.keys(p.detectors).sort()).toEqual(["apps", "hiddenText", "pii", "poisoning", "schema", "secrets", "toolPinning"]);
   });
 });
 
@@ -219,6 +219,6 @@ rateLimits:
     const out = captureStdout(() => policyCheckCommand(SHIPPED));
     expect(out).toContain(`${SHIPPED}: valid`);
     expect(out).toContain("mode: monitor, default: allow");
-    expect(out).toContain("detectors: secrets=flag, pii=flag, hiddenText=flag, poisoning=flag, toolPinning=flag, schema=flag");
+    expect(out).toContain("detectors: secrets=flag, pii=flag, hiddenText=flag, poisoning=flag, toolPinning=flag, schema=flag, apps=flag");
   });
 });

@@ -175,11 +175,11 @@ describe("no false block: enforce mode, the shipped detectors all set to deny, a
     tmp = tempDir();
     const shipped = readFileSync(path.join(REPO_ROOT, "config", "policy.yaml"), "utf8")
       .replace(/^mode: monitor/m, "mode: enforce")
-      .replace(/^(\s+(?:secrets|pii|hiddenText|poisoning|toolPinning|schema)): flag/gm, "$1: deny");
+      .replace(/^(\s+(?:secrets|pii|hiddenText|poisoning|toolPinning|schema|apps)): flag/gm, "$1: deny");
     expect(shipped).toMatch(/^mode: enforce/m);
     const parsed = parsePolicy(shipped, "shipped-enforce.yaml");
     expect(parsed.mode).toBe("enforce");
-    expect(Object.values(parsed.detectors)).toEqual(Array(6).fill("deny"));
+    expect(Object.values(parsed.detectors)).toEqual(Array(7).fill("deny"));
     upstream = await startMcpUpstream();
     proxy = await startTestProxy({ config: writePolicyFile(tmp.dir, shipped) });
   });

@@ -80,13 +80,11 @@ describe("a response whose judgement fails", () => {
 describe("an MCP message whose judgement throws", () => {
   /** The MCP addon in enforce mode behind an allow-all policy; `fail` says which stage throws on `tools/call`. */
   function mcpProxy(upstreamPort: number, records: RpcEvent[], fail: "policy" | "record"): Promise<number> {
-    const policy = {
-      enforcing: true,
-      judge: (e: RpcEvent) => {
-        if (fail === "policy" && e.method === "tools/call") throw new Error("judge broke");
-        return { action: "allow" as const, enforced: false, rules: [] };
-      },
+    const judge = (e: RpcEvent) => {
+      if (fail === "policy" && e.method === "tools/call") throw new Error("judge broke");
+      return { action: "allow" as const, enforced: false, rules: [] };
     };
+    const policy = { enforcing: true, decide: judge, judge };
     const pipeline = new MessagePipeline({
       policy,
       removeDeniedTools: true,

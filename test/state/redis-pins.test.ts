@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_PINNED_SERVERS } from "../../src/policy/pin-store.js";
 import { RedisPinStore } from "../../src/state/redis-pins.js";
 import { RedisRateLimiter } from "../../src/state/redis-rate-limiter.js";
-import { SyncRedis } from "../../src/state/sync-redis.js";
+import { AsyncRedis } from "../../src/state/async-redis.js";
 import type { JudgedMessage } from "../../src/policy/judged-message.js";
 import { redisAvailable, startRedis, type RedisServer } from "./redis-harness.js";
 
@@ -17,10 +17,10 @@ const message = (session: string): JudgedMessage => ({ server: "s:1", host: "s",
 
 describe.skipIf(!haveRedis)("Redis-backed pins and counters", () => {
   let redis: RedisServer;
-  let client: SyncRedis;
+  let client: AsyncRedis;
   beforeAll(async () => {
     redis = await startRedis();
-    client = new SyncRedis(redis.url);
+    client = new AsyncRedis(redis.url);
     expect(await client.ready(5_000)).toBe(true);
   });
   afterAll(async () => {
@@ -28,33 +28,33 @@ describe.skipIf(!haveRedis)("Redis-backed pins and counters", () => {
     await redis?.stop();
   });
 
-  it("keeps tools named __proto__ and constructor as data, and flags their change", () => {
+  it("keeps tools named __proto__ and constructor as data, and flags their change", async () => {
     const pins = new RedisPinStore(client, null);
     const now = new Date();
     const tools = [
       { name: "__proto__", sha256: "a".repeat(64) },
       { name: "constructor", sha256: "b".repeat(64) },
     ];
-    expect(pins.observe("evil:443", tools, now)).toEqual({ verdicts: ["first_use", "first_use"], notSaved: null });
-    expect(pins.observe("evil:443", [{ name: "__proto__", sha256: "c".repeat(64) }], now).verdicts).toEqual(["changed"]);
-    expect(pins.tools("evil:443").map(([name]) => name)).toEqual(["__proto__", "constructor"]);
+    expect(await pins.observe("evil:443", tools, now)).toEqual({ verdicts: ["first_use", "first_use"], notSaved: null });
+    expect((await pins.observe("evil:443", [{ name: "__proto__", sha256: "c".repeat(64) }], now)).verdicts).toEqual(["changed"]);
+    expect((await pins.tools("evil:443")).map(([name]) => name)).toEqual(["__proto__", "constructor"]);
     expect(({} as Record<string, unknown>).sha256).toBeUndefined();
-    expect(pins.approve("evil:443", ["__proto__"], now)).toEqual(["__proto__"]);
+    expect(await pins.approve("evil:443", ["__proto__"], now)).toEqual(["__proto__"]);
   });
 
-  it("holds the file store's bound on servers", () => {
+  it("holds the file store's bound on servers", async () => {
     const pins = new RedisPinStore(client, null);
     const fill = Array.from({ length: MAX_PINNED_SERVERS }, (_, i) => `filler-${i}:443`);
-    client.call(["SADD", "mcp-wiretap:pins:servers", ...fill]);
-    expect(pins.observe("one-too-many:443", [{ name: "x", sha256: "d".repeat(64) }], new Date()).verdicts).toEqual(["store_full"]);
+    await client.call(["SADD", "mcp-wiretap:pins:servers", ...fill]);
+    expect((await pins.observe("one-too-many:443", [{ name: "x", sha256: "d".repeat(64) }], new Date())).verdicts).toEqual(["store_full"]);
   });
 
-  it("counts per session in one sliding minute, shared by every counter on the same Redis", () => {
+  it("counts per session in one sliding minute, shared by every counter on the same Redis", async () => {
     const limit = { name: "two", perMinute: 2, per: "session" as const, action: "deny" as const, match: {} };
     const warn = () => undefined;
     const replicaA = new RedisRateLimiter(limit, client, true, Date.now, warn);
     const replicaB = new RedisRateLimiter(limit, client, true, Date.now, warn);
-    expect([replicaA.check(message("x")).over, replicaB.check(message("x")).over, replicaA.check(message("x")).over]).toEqual([false, false, true]);
-    expect(replicaB.check(message("y")).over).toBe(false);
+    expect([(await replicaA.check(message("x"))).over, (await replicaB.check(message("x"))).over, (await replicaA.check(message("x"))).over]).toEqual([false, false, true]);
+    expect((await replicaB.check(message("y"))).over).toBe(false);
   });
 });

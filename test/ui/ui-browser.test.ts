@@ -4,7 +4,7 @@
  * exported page opened from file://.
  */
 import http from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -166,6 +166,43 @@ describe("web UI, live", () => {
     expect(await offline.$$eval("img", (imgs) => imgs.length)).toBe(0);
     expect(requests).toEqual([]);
     await offline.close();
+  });
+});
+
+describe("web UI, MCP Apps", () => {
+  it("shows an app's HTML as source text in the detail, never rendered or run", async () => {
+    const html = `<!doctype html><h1 id="app-heading">Map</h1>${HOSTILE}<script>window.__pwnedByApp = 1</script>`;
+    const common = { level: "info", event: "rpc", flow: "f-app", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s-app", protocolVersion: "2025-11-25", id: 1, method: "resources/read", tool: null, decision: { action: "allow", enforced: false, rules: [] } };
+    const listing = { ...common, id: 0, method: "tools/list" };
+    const records = [
+      { ...listing, time: "2026-11-27T23:59:59.000Z", direction: "client_to_server", kind: "request", bytes: 40 },
+      { ...listing, time: "2026-11-27T23:59:59.010Z", direction: "server_to_client", kind: "response", bytes: 90, latencyMs: 10, apps: [{ tool: "show-map", uri: "ui://maps/app.html" }], result: { tools: [{ name: "show-map", inputSchema: { type: "object" }, _meta: { ui: { resourceUri: "ui://maps/app.html" } } }] } },
+      { ...common, time: "2026-11-28T00:00:00.000Z", direction: "client_to_server", kind: "request", bytes: 60, apps: [{ uri: "ui://maps/app.html" }], params: { uri: "ui://maps/app.html" } },
+      { ...common, time: "2026-11-28T00:00:00.010Z", direction: "server_to_client", kind: "response", bytes: 200, latencyMs: 10, apps: [{ uri: "ui://maps/app.html", sha256: `sha256:${"0".repeat(64)}`, bytes: html.length }], result: { contents: [{ uri: "ui://maps/app.html", mimeType: "text/html;profile=mcp-app", text: html }] } },
+    ];
+    const log = path.join(tmp, "apps.ndjson");
+    await writeFile(log, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const out = path.join(tmp, "apps.html");
+    const result = await runCli(["export", "--html", out, log]);
+    expect(result.code, result.stderr).toBe(0);
+    const offline = await browser.newPage();
+    try {
+      await offline.goto(pathToFileURL(out).href);
+      await waitInPage(offline, `document.querySelectorAll(".list .row").length > 0`, "the app read's row");
+      await setFilter(offline, "method:resources/read");
+      await waitInPage(offline, `document.querySelectorAll(".list .row").length === 1`, "the app read's row alone");
+      await offline.click(".list .row");
+      const source = await waitInPage<string>(offline, `document.querySelector(".detail .app-source pre")?.textContent`, "the app's source");
+      expect(source).toBe(html);
+      expect(await offline.$eval(".detail", (d) => d.textContent)).toContain("ui://maps/app.html");
+      expect(await offline.$$eval("img", (imgs) => imgs.length)).toBe(0);
+      expect(await offline.$("#app-heading")).toBeNull();
+      expect(await offline.evaluate("window.__pwned ?? window.__pwnedByApp")).toBeUndefined();
+      await clickTab(offline, "catalog");
+      await waitInPage(offline, `document.querySelector(".catalog .badge.app")?.textContent === "app ui://maps/app.html"`, "the app mark in the catalog");
+    } finally {
+      await offline.close();
+    }
   });
 });
 

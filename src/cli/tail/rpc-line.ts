@@ -66,6 +66,8 @@ export function rpcLine(p: Paint, r: LogRecord, branch: string): string {
   if (kind === "request" && round !== null && round > 1) parts.push(p("cyan", `⟳ round ${round}`));
   if (r.resultType === "input_required") parts.push(p("cyan", "⟳ input required"));
   if (typeof r.roundProblem === "string") parts.push(p("yellow", printable(`⚠ ${clip(r.roundProblem, 120)}`)));
+  const task = obj(r.task);
+  if (task) parts.push(...taskParts(p, task));
   if (r.insecureUpstream === true) parts.push(p("yellow", "⚠ insecure upstream"));
   if (typeof r.replayOf === "string") parts.push(p("cyan", "↻ replay"));
   const badge = decisionBadge(p, obj(r.decision));
@@ -86,6 +88,18 @@ export function decisionBadge(p: Paint, decision: LogRecord | undefined): string
   const effect = str(decision.effect);
   const text = `${enforced ? "DENY*" : "DENY"}${names}`;
   return (enforced ? p(["inverseRed", "bold"], text) : p(["red", "bold"], text)) + (effect ? p("red", printable(` (${clip(effect, 80)})`)) : "");
+}
+
+/** Where a task stands on this message: created, its status, its end (with the call's latency), its result. */
+function taskParts(p: Paint, task: LogRecord): string[] {
+  const end = obj(task.end);
+  const endLatency = num(end?.callLatencyMs);
+  const status = str(end?.status) ?? str(task.status);
+  const what = end ? `task ${status ?? "ended"}${endLatency !== null ? ` after ${duration(endLatency)}` : ""}` : task.created === true ? `task created${status ? ` (${status})` : ""}` : `task ${status ?? ""}`.trimEnd();
+  const out = [p("cyan", printable(`⧗ ${what}${task.final === true ? ", result" : ""}`))];
+  const problem = str(task.problem);
+  if (problem) out.push(p("yellow", printable(`⚠ ${clip(problem, 120)}`)));
+  return out;
 }
 
 function notificationLook(progress: boolean, cancel: boolean): readonly [string, Style | null] {

@@ -53,6 +53,17 @@ export const RpcRecordSchema = z.strictObject({
   call: z.string().optional(),
   round: z.number().int().positive().optional(),
   roundProblem: z.string().optional(),
+  task: z
+    .strictObject({
+      id: z.string(),
+      status: z.string().optional(),
+      created: z.literal(true).optional(),
+      end: z.strictObject({ status: z.string(), callLatencyMs: z.number() }).optional(),
+      final: z.literal(true).optional(),
+      problem: z.string().optional(),
+    })
+    .optional(),
+  apps: z.array(z.strictObject({ tool: z.string().optional(), uri: z.string(), sha256: z.string().optional(), bytes: z.number().int().nonnegative().optional() })).optional(),
   headerMismatch: z.array(z.strictObject({ header: z.string(), headerValue: nullableString, bodyValue: nullableString })).optional(),
   sseEventId: z.string().optional(),
   traceparent: z.string().optional(),

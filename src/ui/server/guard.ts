@@ -23,14 +23,26 @@ export class UiGuard {
 
   /** 403 reasons first (wrong Host, foreign Origin), then 401 (no valid token). Null: allowed. */
   check(req: IncomingMessage, url: URL): { status: 401 | 403; reason: string } | null {
-    const host = (req.headers.host ?? "").toLowerCase();
-    if (!this.hosts.has(host)) return { status: 403, reason: "Host is not this server (DNS rebinding?)" };
-    const origin = req.headers.origin;
-    if (origin !== undefined && !this.origins.has(origin.toLowerCase())) return { status: 403, reason: "foreign Origin" };
-    const fetchSite = req.headers["sec-fetch-site"];
-    if (fetchSite === "cross-site") return { status: 403, reason: "cross-site request" };
+    const foreign = this.foreignRequest(req);
+    if (foreign !== null) return { status: 403, reason: foreign };
     if (this.matches(url.searchParams.get("token")) || this.matches(this.cookieOf(req))) return null;
     return { status: 401, reason: "the token from the banner is required (open the URL it printed)" };
+  }
+
+  /** Why a request is not from this server's own origin (a rebinding Host, a foreign Origin), or null. */
+  foreignRequest(req: IncomingMessage): string | null {
+    const host = (req.headers.host ?? "").toLowerCase();
+    if (!this.hosts.has(host)) return "Host is not this server (DNS rebinding?)";
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.origins.has(origin.toLowerCase())) return "foreign Origin";
+    if (req.headers["sec-fetch-site"] === "cross-site") return "cross-site request";
+    return null;
+  }
+
+  /** `Authorization: Bearer <token>` names this server's token (the MCP endpoint's way of presenting it). */
+  bearerMatches(req: IncomingMessage): boolean {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
+    return m !== null && this.matches(m[1]!);
   }
 
   /** The request presented the token in its URL (the first page load): answer it with the cookie. */

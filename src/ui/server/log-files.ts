@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import { inputKind, regularFilesIn, type NoteSink } from "../../saved-logs/log-inputs.js";
 
@@ -33,4 +34,23 @@ export async function resolveLogInputs(args: readonly string[], onNote?: NoteSin
     }
   }
   return out;
+}
+
+/** How often a watched folder is listed for logs of new launches. */
+const WATCH_INTERVAL_MS = 1000;
+
+/** Follows every log that appears in `dir` after the start (a new `mcp-wiretap stdio` launch), until `signal`. */
+export async function watchForNewLogs(dir: string, known: Set<string>, follow: (file: string) => Promise<void>, signal: AbortSignal, onNote: (message: string) => void): Promise<void> {
+  const readers: Promise<void>[] = [];
+  while (!signal.aborted) {
+    await sleep(WATCH_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+    if (signal.aborted) break;
+    const inputs = await resolveLogInputs([dir], onNote).catch(() => []);
+    for (const input of inputs) {
+      if (input.rotated || known.has(input.file)) continue;
+      known.add(input.file);
+      readers.push(follow(input.file));
+    }
+  }
+  await Promise.allSettled(readers);
 }

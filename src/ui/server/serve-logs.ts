@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { FileReadError, fileLines } from "../../saved-logs/follow.js";
 import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
-import { resolveLogInputs } from "./log-files.js";
+import { resolveLogInputs, watchForNewLogs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
 import type { UiCommandOptions } from "./ui-options.js";
 import { startUiServer } from "./ui-server.js";
@@ -62,24 +61,5 @@ export async function uiCommand(
     }
   });
   await ui.close();
-  await Promise.allSettled(readers);
-}
-
-/** How often a watched folder is listed for logs of new launches. */
-const WATCH_INTERVAL_MS = 1000;
-
-/** Follows every log that appears in `dir` after the start (a new `mcp-wiretap stdio` launch), until `signal`. */
-async function watchForNewLogs(dir: string, known: Set<string>, follow: (file: string) => Promise<void>, signal: AbortSignal, onNote: (message: string) => void): Promise<void> {
-  const readers: Promise<void>[] = [];
-  while (!signal.aborted) {
-    await sleep(WATCH_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
-    if (signal.aborted) break;
-    const inputs = await resolveLogInputs([dir], onNote).catch(() => []);
-    for (const input of inputs) {
-      if (input.rotated || known.has(input.file)) continue;
-      known.add(input.file);
-      readers.push(follow(input.file));
-    }
-  }
   await Promise.allSettled(readers);
 }

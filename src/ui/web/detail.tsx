@@ -43,6 +43,8 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
         <Fact name="latency" value={msText(num(r.latencyMs)) || null} />
         <Fact name="size" value={bytesText(bytesOf(r)) || null} />
         <Fact name="argsHash" value={str(r.argsHash)} />
+        <Fact name="task" value={taskText(obj(r.task))} />
+        <Fact name="apps" value={appsText(r.apps)} />
         <Fact name="reason" value={str(r.reason)} />
       </dl>
       {payload.map((k) => (
@@ -51,10 +53,55 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
           <JsonView value={r[k]} />
         </div>
       ))}
+      <AppSources result={obj(r.result)} />
       <Decision decision={obj(r.decision)} />
       {http ? <Http http={http} /> : null}
     </section>
   );
+}
+
+/** The MCP Apps a message names: tool → ui:// URI, or the URI read with its digest. */
+function appsText(apps: unknown): string | null {
+  if (!Array.isArray(apps) || apps.length === 0) return null;
+  return apps
+    .map((a: unknown) => obj(a))
+    .filter((a): a is LogRecord => a !== undefined)
+    .map((a) => [str(a.tool), str(a.uri), str(a.sha256)?.slice(0, 19)].filter((x) => x !== null).join(" → "))
+    .join("; ");
+}
+
+/** An app's HTML as text (Preact escapes it): shown, never rendered. */
+function AppSources({ result }: { result: LogRecord | undefined }) {
+  const contents = Array.isArray(result?.contents) ? result.contents : [];
+  const apps = contents
+    .map((c: unknown) => obj(c))
+    .filter((c): c is LogRecord => c !== undefined && typeof c.text === "string" && (str(c.uri)?.startsWith("ui://") === true || str(c.mimeType)?.startsWith("text/html;profile=mcp-app") === true));
+  if (apps.length === 0) return null;
+  return (
+    <>
+      {apps.map((c, i) => (
+        <div key={i} class="payload app-source">
+          <h4>app source {str(c.uri)} (text, not rendered)</h4>
+          <pre>{c.text as string}</pre>
+        </div>
+      ))}
+    </>
+  );
+}
+
+/** Where the task stands on this message: its id, status, end with the call's latency, result, problem. */
+function taskText(task: LogRecord | undefined): string | null {
+  if (!task) return null;
+  const end = obj(task.end);
+  const parts = [
+    str(task.id),
+    task.created === true ? "created" : null,
+    str(task.status),
+    end ? `ended ${str(end.status) ?? ""} after ${msText(num(end.callLatencyMs))}` : null,
+    task.final === true ? "final result" : null,
+    str(task.problem) ? `⚠ ${str(task.problem)}` : null,
+  ];
+  return parts.filter((p) => p !== null && p !== "").join(" · ");
 }
 
 function Fact({ name, value }: { name: string; value: string | null }) {

@@ -84,7 +84,7 @@ function Row({ msg, top, selected, onClick }: { msg: Msg; top: number; selected:
   const isRequest = g !== null && g.request === msg;
   const status = statusOf(msg);
   const decision = decisionOf(r);
-  const latency = isRequest ? num(g.answer?.record.latencyMs) : num(r.latencyMs);
+  const latency = isRequest ? (g.task ? g.task.latencyMs : num(g.answer?.record.latencyMs)) : num(r.latencyMs);
   const tool = str(r.tool) ?? str(obj(r.related)?.tool) ?? "";
   const kind = str(r.kind) ?? "";
   const aside = !isRequest && g !== null;

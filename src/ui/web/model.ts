@@ -13,12 +13,18 @@ export interface Msg {
 
 export type GroupStatus = "ok" | "error" | "pending" | "denied" | "unanswered";
 
-/** A request with its progress and cancellation notifications and its answer. */
+/**
+ * A request with its progress and cancellation notifications and its answer. A call made as a task keeps
+ * its task's messages (polls, status notifications, input turns) as asides, in order: its timeline; its
+ * answer is the final result (until then, the answer that created the task).
+ */
 export interface Group {
   request: Msg;
   asides: Msg[];
   answer: Msg | null;
   status: GroupStatus;
+  /** A call made as a task: the task id, and the call's latency once the task ended. */
+  task?: { id: string; latencyMs: number | null };
 }
 
 export interface SessionInfo {
@@ -81,6 +87,8 @@ export class Store {
   tools = new Map<string, ToolStat>();
   catalogs = new Map<string, Catalog>();
   private open = new Map<string, Group[]>();
+  /** Calls made as tasks, by their `call`. */
+  private taskCalls = new Map<string, Group>();
   private groupsByFlowId = new Map<string, Group>();
 
   addLine(line: string): void {
@@ -143,6 +151,9 @@ export class Store {
     const r = msg.record;
     const kind = str(r.kind);
     const server = str(r.server) ?? "";
+    const task = obj(r.task);
+    const ofTask = task && task.created !== true ? this.taskCalls.get(str(r.call) ?? "") : undefined;
+    if (ofTask) return this.onTask(ofTask, msg, task!);
     if (kind === "request" && r.id !== undefined && r.id !== null) {
       const group: Group = { request: msg, asides: [], answer: null, status: isDenied(r) && obj(r.decision)?.enforced === true ? "denied" : "pending" };
       msg.group = group;
@@ -182,10 +193,34 @@ export class Store {
     // An initialize request goes out before the server names the session: count it in the session its answer names.
     if (group.request.record.session == null && session !== null) this.moveToSession(server, session);
     if (list.length === 0) this.open.delete(key);
+    if (task?.created === true && str(r.call) !== null) {
+      group.task = { id: str(task.id) ?? "", latencyMs: null };
+      this.taskCalls.set(str(r.call)!, group);
+      if (group.status === "pending" && !isDenied(r)) return this.onTask(group, msg, task, true);
+    }
     if (group.status !== "denied") {
       const result = obj(r.result);
       group.status = kind === "unanswered" ? "unanswered" : kind === "error" || result?.isError === true ? "error" : isDenied(r) ? "denied" : "ok";
     }
+  }
+
+  /** A message of a call made as a task: on its timeline; the final result becomes the answer. */
+  private onTask(group: Group, msg: Msg, task: LogRecord, creation = false): void {
+    const r = msg.record;
+    msg.group = group;
+    const end = obj(task.end);
+    if (end && group.task) group.task.latencyMs = num(end.callLatencyMs);
+    const kind = str(r.kind);
+    if (task.final === true || kind === "unanswered") {
+      if (group.answer && group.answer !== msg) group.asides.push(group.answer);
+      group.answer = msg;
+    } else if (!creation) group.asides.push(msg);
+    if (group.status === "denied") return;
+    if (isDenied(r)) group.status = "denied";
+    else if (task.final === true) group.status = kind === "error" || obj(r.result)?.isError === true ? "error" : "ok";
+    else if (kind === "unanswered") group.status = "unanswered";
+    else if (end) group.status = str(end.status) === "failed" ? "error" : str(end.status) === "cancelled" ? "unanswered" : group.status;
+    else group.status = "pending";
   }
 
   private moveToSession(server: string, session: string): void {
@@ -206,6 +241,8 @@ export class Store {
     const kind = str(r.kind);
     if (kind === "error" || kind === "invalid") s.errors++;
     if (isDenied(r)) s.denials++;
+    const taskEnd = obj(obj(r.task)?.end);
+    if (taskEnd && str(r.tool) !== null) this.tools.get(`${server} ${str(r.tool)}`)?.latencies.push(num(taskEnd.callLatencyMs) ?? 0);
     if (str(r.method) !== "tools/call") return;
     const tool = str(r.tool) ?? str(obj(r.related)?.tool);
     if (tool === null) return;
@@ -222,7 +259,8 @@ export class Store {
       if (isDenied(r)) t.denials++;
     } else if (kind === "response" || kind === "error") {
       t.bytesOut += bytes;
-      const latency = num(r.latencyMs);
+      // A call made as a task: its latency is that to the task's end, counted below.
+      const latency = obj(r.task) ? null : num(r.latencyMs);
       if (latency !== null) t.latencies.push(latency);
       if (kind === "error" || obj(r.result)?.isError === true) t.errors++;
       else if (isDenied(r)) t.denials++;

@@ -119,13 +119,23 @@ function CatalogView({ catalog }: { catalog: Catalog }) {
           {[...catalog.tools.entries()].map(([name, def]) => (
             <tr key={name}>
               <td class="tool-name">{name}</td>
-              <td>{describe(def)}</td>
+              <td>
+                {appOf(def) ? <span class="badge app" title="this tool has an MCP App">app {appOf(def)}</span> : null} {describe(def)}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
     </section>
   );
+}
+
+/** The `ui://` resource a tool names as its MCP App (`_meta.ui.resourceUri`), if any. */
+function appOf(def: unknown): string | null {
+  const meta = def !== null && typeof def === "object" ? (def as { _meta?: unknown })._meta : undefined;
+  const ui = meta !== null && typeof meta === "object" ? (meta as { ui?: unknown }).ui : undefined;
+  const uri = ui !== null && typeof ui === "object" ? (ui as { resourceUri?: unknown }).resourceUri : undefined;
+  return typeof uri === "string" ? uri : null;
 }
 
 function DriftView({ drift }: { drift: ToolDrift }) {

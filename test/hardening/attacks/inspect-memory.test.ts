@@ -204,8 +204,11 @@ describe("one hostile peer's memory cost is bounded (issue 33)", () => {
     const growth = peak.stop() - before;
     for (const n of received) expect(n).toBe(FIRST_EVENT.length + 6 + LINE);
     // The budget the proxy shows (it still serves): this one server holds no more than its share, and the rest was refused.
-    const health = (await (await fetch(`${p.url}/healthz`)).json()) as { status: string; inspectMemory: { used: number; limit: number; largestPeer: number; peerShare: number; refused: number } };
+    const health = (await (await fetch(`${p.url}/healthz`)).json()) as { status: string; inspectMemory: { used: number; limit: number; largestPeer: number; peerShare: number; refused: number }; memory: { rss: number; heapUsed: number } };
     expect(health).toMatchObject({ status: "ok" });
+    // The process's own memory beside the budget: an operator weighs one against the other.
+    expect(health.memory.rss).toBeGreaterThan(health.memory.heapUsed);
+    expect(health.memory.heapUsed).toBeGreaterThan(0);
     expect(health.inspectMemory.largestPeer).toBeLessThanOrEqual(health.inspectMemory.peerShare);
     expect(health.inspectMemory.refused).toBeGreaterThan(0);
     for (const r of requests) r.destroy();

@@ -37,7 +37,7 @@ function upstream(type: "json" | "sse"): Promise<number> {
 async function proxy(upstreamPort: number, mode: "enforce" | "monitor", failures: number, records: RpcEvent[], failing: RpcEvent["direction"] = "server_to_client"): Promise<number> {
   let failed = 0;
   const pipeline = new MessagePipeline({
-    policy: { enforcing: mode === "enforce", judge: () => ({ action: "allow", enforced: false, rules: [] }) },
+    policy: { enforcing: mode === "enforce", decide: () => ({ action: "allow", enforced: false, rules: [] }), judge: () => ({ action: "allow", enforced: false, rules: [] }) },
     removeDeniedTools: true,
     payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
     limits: { maxPending: 10, maxSessions: 10 },

@@ -25,7 +25,7 @@ const TOKEN = { access_token: "at-canary-0123456789", token_type: "Bearer", expi
 /** The production addons, in their production order, in `mode`; auth records collected. */
 async function proxy(upstreamPort: number, mode: "enforce" | "monitor", records: Record<string, unknown>[]): Promise<number> {
   const pipeline = new MessagePipeline({
-    policy: { enforcing: mode === "enforce", judge: () => ({ action: "allow", enforced: false, rules: [] }) },
+    policy: { enforcing: mode === "enforce", decide: () => ({ action: "allow", enforced: false, rules: [] }), judge: () => ({ action: "allow", enforced: false, rules: [] }) },
     removeDeniedTools: true,
     payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
     limits: { maxPending: 10, maxSessions: 10 },
