@@ -20,6 +20,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/build-cli.mjs ./scripts/build-cli.mjs
+COPY config ./config
 RUN npm run build
 RUN npm prune --omit=dev --no-audit --no-fund
 

@@ -3,22 +3,29 @@
  * side with the bare server (bench/stdio-echo-server.ts), launches interleaved so a drift of the machine
  * falls on all variants: time from spawn to the answer to the first request, and the wrapper's resident
  * memory after the first answer and after 1,000 messages (Linux: /proc). Variants: the bare server; through
- * `mcp-wiretap stdio` (its compile cache in a per-run folder, warmed by a first launch); the same with the
- * cache off (NODE_DISABLE_COMPILE_CACHE=1). Options: --launches N (default 20).
+ * `mcp-wiretap stdio` launched as `wrap` writes it (node's options of startup/node-flags.ts, its compile
+ * cache in a per-run folder, warmed by a first launch); the same without the node options (as typed by
+ * hand); with the cache off (NODE_DISABLE_COMPILE_CACHE=1); with --base DIR, the build of another checkout (its
+ * dist/cli/main.js, say of the main branch) for a before/after in one run. Options: --launches N (default 20),
+ * --base DIR.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { WRAPPED_NODE_FLAGS } from "../src/startup/node-flags.ts";
 import { REPO } from "./paths.ts";
 import { percentile, round } from "./stats.ts";
 
 const MAIN = path.join(REPO, "dist", "cli", "main.js");
 const ECHO = path.join(REPO, "bench", "stdio-echo-server.ts");
-const launches = Number(process.argv[process.argv.indexOf("--launches") + 1]) || 20;
+const option = (name: string): string | undefined => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const launches = Number(option("--launches")) || 20;
+const base = option("--base");
+const BASE_MAIN = base === undefined ? null : path.join(path.resolve(base), "dist", "cli", "main.js");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-startup-"));
 
-type Variant = "bare" | "wrapped" | "wrapped, no compile cache";
+type Variant = "bare" | "wrapped" | "wrapped, no node flags" | "wrapped, no compile cache" | "wrapped@base";
 
 interface Sample {
   firstAnswerMs: number;
@@ -36,8 +43,12 @@ function rssMiB(pid: number | undefined): number | null {
 }
 
 async function launch(variant: Variant, n: number): Promise<Sample> {
-  const args = variant === "bare" ? [ECHO] : [MAIN, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache"), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
+  const main = variant === "wrapped@base" ? BASE_MAIN! : MAIN;
+  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" ? WRAPPED_NODE_FLAGS : [];
+  const args = variant === "bare" ? [ECHO] : [...flags, main, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
+  // A compile cache per variant: V8 rejects code cached under other flags, and variants sharing one cache
+  // would each find the other's and compile afresh every launch.
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, `cache-${variant}`), ...(variant === "wrapped, no compile cache" ? { NODE_DISABLE_COMPILE_CACHE: "1" } : {}) };
   delete env.NODE_OPTIONS;
   delete env.NODE_COMPILE_CACHE;
   const t0 = performance.now();
@@ -70,11 +81,11 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   return { firstAnswerMs, rssFirstMiB, rss1000MiB };
 }
 
-const variants: Variant[] = ["bare", "wrapped", "wrapped, no compile cache"];
+const variants: Variant[] = ["bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
 const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
-await launch("wrapped", -1); // warms the compile cache, as any earlier launch would; not counted
+// Warms the compile caches, as any earlier launch would; not counted.
+for (const v of variants) if (v !== "bare") await launch(v, -1);
 for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
-rmSync(tmp, { recursive: true, force: true });
 
 const stat = (xs: Array<number | null>, p: number): number | null => {
   const sorted = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
@@ -98,3 +109,42 @@ const rows = variants.map((v) => {
 });
 process.stdout.write(`stdio start-up, ${launches} launches each, interleaved (Node ${process.versions.node}, load ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`);
 console.table(rows);
+
+// `start` to its listening line, and `run` to the first line its command prints (the proxy is up before the
+// command starts): this build and, with --base, the other one, interleaved.
+type Other = { command: "start" | "run"; build: "this build" | "base" };
+async function commandStartMs({ command, build }: Other, n: number): Promise<number> {
+  const main = build === "base" ? BASE_MAIN! : MAIN;
+  const common = ["--port", "0", "--ca-dir", path.join(tmp, "ca"), "--log-file", path.join(tmp, `${command}-${n}.ndjson`)];
+  const args = command === "start" ? [main, "start", ...common] : [main, "run", ...common, "--", process.execPath, "-e", "console.log('command up')"];
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(tmp, "cache") };
+  delete env.NODE_OPTIONS;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  const wanted = command === "start" ? /listening on/ : /command up/;
+  let seen = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} (${build}): no start line in 30 s`)), 30_000);
+    const look = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      if (wanted.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+  });
+  const ms = performance.now() - t0;
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("close", resolve));
+  return ms;
+}
+const others: Other[] = (["start", "run"] as const).flatMap((command) => [{ command, build: "this build" as const }, ...(BASE_MAIN ? [{ command, build: "base" as const }] : [])]);
+const otherSamples = others.map(() => [] as number[]);
+for (const o of others) await commandStartMs(o, -1); // creates the CA and warms the caches; not counted
+for (let i = 0; i < launches; i++) for (const [k, o] of others.entries()) otherSamples[k]!.push(await commandStartMs(o, i));
+rmSync(tmp, { recursive: true, force: true });
+process.stdout.write(`start to listening, run to its command's first line (${launches} launches each, interleaved)\n`);
+console.table(others.map((o, k) => ({ command: o.command, build: o.build, p50Ms: stat(otherSamples[k]!, 50), p90Ms: stat(otherSamples[k]!, 90) })));
+

@@ -24,6 +24,8 @@ if (!isSupported(found)) {
 // Compiled modules kept between launches (before the rest is loaded: only modules loaded after it are cached).
 (await import("../startup/compile-cache.js")).enableCompileCache();
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
-(await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();
-const { main } = await import("./program.js");
+// `stdio` forwards no HTTP body: it does without (exposing the collector costs a V8 context, some 3 MiB).
+if (process.argv[2] !== "stdio") (await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();
+// `stdio` is what clients launch, once per server: it loads its own command alone.
+const { main } = process.argv[2] === "stdio" ? await import("./stdio-main.js") : await import("./program.js");
 await main(process.argv);

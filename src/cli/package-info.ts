@@ -12,3 +12,6 @@ export const DEFAULT_CA_DIR = path.join(PACKAGE_ROOT, "certs");
 
 /** The policy used when --config is not given: monitor mode, detectors on. */
 export const DEFAULT_POLICY_FILE = path.join(PACKAGE_ROOT, "config", "policy.yaml");
+
+/** The shipped policy's checked reading, written by `npm run build` (policy/checked-policy.ts). */
+export const CHECKED_POLICY_FILE = path.join(PACKAGE_ROOT, "dist", "config", "policy.json");

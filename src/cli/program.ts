@@ -1,10 +1,6 @@
-import net from "node:net";
-/** The command line: every command, its options, and how a failure becomes an exit code. Loaded by main.ts. */
-import { type Command, CommanderError, Option } from "commander";
-import { UsageError } from "../util/usage-error.js";
-import { HintingCommand } from "./hinting-command.js";
+/** The command line: every command and its options (run-program.ts turns a failure into an exit code). Loaded by main.ts. */
+import { type Command, Option } from "commander";
 import type { ExplainOptions } from "./policy-commands.js";
-import { VERSION } from "./package-info.js";
 import { addProxyOptions, caDirOption, toStartOptions } from "./proxy-options.js";
 import { registerRunCommand } from "./run.js";
 import { registerEnvCommand } from "./env-command.js";
@@ -18,17 +14,12 @@ import { registerMcpCommand } from "./mcp-command.js";
 import { registerMockCommand } from "./mock-command.js";
 import { registerWrapCommands } from "./wrap-command.js";
 import { registerBridgeCommand } from "./bridge-command.js";
-
-/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
-const USAGE = 2;
+import { registerDemoCommand } from "./demo-command.js";
+import { runProgram } from "./run-program.js";
+import { bareProgram } from "./bare-program.js";
 
 export function buildProgram(): Command {
-  const program = new HintingCommand("mcp-wiretap")
-    .description("Decrypts and decodes MCP traffic of any client that uses it as HTTPS_PROXY, into JSON log records.")
-    .version(VERSION, "-v, --version")
-    .showHelpAfterError("(run with --help for usage)")
-    .exitOverride()
-    .enablePositionalOptions(); // lets `run` hand options after its command to the command
+  const program = bareProgram();
 
   addProxyOptions(program.command("start", { isDefault: true }).description("run the proxy (the default command)"), { port: 8080 }).action(
     async (o: Record<string, unknown>) => (await import("./start.js")).startCommand(toStartOptions(o)),
@@ -109,59 +100,10 @@ export function buildProgram(): Command {
   registerMockCommand(program);
   registerWrapCommands(program);
   registerBridgeCommand(program);
+  registerDemoCommand(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
-  try {
-    await program.parseAsync(argv);
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exit(err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : USAGE);
-    }
-    if (err instanceof UsageError) {
-      process.stderr.write(`mcp-wiretap: ${err.message}\n`);
-      process.exit(USAGE);
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === "EADDRINUSE" || e.code === "EACCES" || e.code === "EADDRNOTAVAIL") {
-      process.stderr.write(`mcp-wiretap: cannot listen: ${e.message}\n${await listenAdvice(e as ListenError)}\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`mcp-wiretap: ${e.stack ?? String(err)}\n`);
-    process.exit(1);
-  }
-}
-
-type ListenError = NodeJS.ErrnoException & { port?: number; address?: string; flag?: string };
-
-/** The next step after a failed listen, naming the option that chose the port and a port that is free now. */
-async function listenAdvice(e: ListenError): Promise<string> {
-  const port = typeof e.port === "number" ? e.port : undefined;
-  const flag = e.flag ?? "--port";
-  switch (e.code) {
-    case "EADDRINUSE": {
-      if (port === undefined) return `  the port is in use: pick another one (${flag} 0 picks any free port)`;
-      const free = await freePortNear(port, e.address);
-      return `  port ${port} is in use (another mcp-wiretap?): stop what uses it, or pick another port: ${free === null ? "" : `${flag} ${free} (free now), or `}${flag} 0 for any free port`;
-    }
-    case "EACCES":
-      return `  this port needs privileges (ports below 1024 on most systems): use ${flag} 8080, or ${flag} 0 for any free port`;
-    default:
-      return `  ${e.address ?? "the --host address"} is not an address of this machine: use --host 127.0.0.1`;
-  }
-}
-
-/** The first of the next few ports that can be listened on now, or null. */
-async function freePortNear(port: number, host = "127.0.0.1"): Promise<number | null> {
-  for (let candidate = port + 1; candidate <= Math.min(port + 20, 65535); candidate++) {
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = net.createServer();
-      probe.once("error", () => resolve(false));
-      probe.listen(candidate, host, () => probe.close(() => resolve(true)));
-    });
-    if (free) return candidate;
-  }
-  return null;
+  await runProgram(buildProgram(), argv);
 }

@@ -10,7 +10,7 @@ import { DEFAULT_CA_DIR } from "./package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { DEFAULT_MAX_INSPECT_MEMORY } from "../budget/inspect-budget.js";
 import type { StartOptions } from "./start.js";
-import { POLICY_MODES, type PolicyMode } from "../policy/config.js";
+import { POLICY_MODES, type PolicyMode } from "../policy/modes.js";
 import { DEFAULT_UI_PORT } from "../ui/server/ui-options.js";
 
 /** `--mode`: overrides the policy file's `mode:` (start, run, stdio). */

@@ -4,12 +4,12 @@ import type { PayloadOptions } from "../records/rpc-record.js";
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PAYLOAD_MODE, type PayloadMode } from "../log/payload.js";
 import type { PolicyConfig, PolicyMode } from "../policy/config.js";
 import { createPolicy } from "../policy/create-policy.js";
-import { loadPolicyFile } from "../policy/load-config.js";
+import { readPolicyConfig } from "../policy/checked-policy.js";
 import { PinStore } from "../policy/pin-store.js";
 import type { ContentDetectors, Policy, PolicyDeps, PolicyWarn } from "../policy/policy.js";
 import { MessagePipeline } from "../pipeline/message-pipeline.js";
 import { recordErrorRecord } from "../records/lifecycle-records.js";
-import { DEFAULT_POLICY_FILE } from "./package-info.js";
+import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "./package-info.js";
 
 /** Bounds on what the tracker remembers between messages. */
 const MAX_PENDING_REQUESTS = 10_000;
@@ -22,16 +22,16 @@ export interface RecordPipeline {
 }
 
 /** The policy file named by --config, or the shipped one; a bad file throws a usage error. */
-export function loadPolicy(
+export async function loadPolicy(
   config: string | undefined,
   pinsDir: string,
   warn?: PolicyWarn,
   shared?: Pick<PolicyDeps, "pins" | "rateLimiter"> | null,
   detectors?: ContentDetectors,
   mode?: PolicyMode,
-): RecordPipeline {
+): Promise<RecordPipeline> {
   const policyFile = path.resolve(config ?? DEFAULT_POLICY_FILE);
-  const loaded = loadPolicyFile(policyFile);
+  const loaded = await readPolicyConfig(policyFile, CHECKED_POLICY_FILE);
   // --mode overrides the file's `mode:` (the banner says which one is in force and where it came from).
   const policyConfig = mode ? { ...loaded, mode } : loaded;
   // With --state (src/state/): pins and rate-limit counters shared by replicas, behind the same interfaces.

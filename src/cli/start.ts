@@ -99,6 +99,8 @@ export interface RunningProxy {
   caCertPath: string;
   /** The CA certificate together with the system roots, for clients that take one file (see ca/). */
   caBundlePath: string;
+  /** The web UI's address (with its token), when one is served. */
+  uiUrl?: string;
   stop(reason: string): Promise<void>;
 }
 
@@ -111,7 +113,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const state = opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const { policyFile, policyConfig, policy } = loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
+  const { policyFile, policyConfig, policy } = await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await LeafIssuer.create(ca);
   const caFingerprint = ca.info().fingerprint256;
@@ -212,6 +214,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     address,
     caCertPath: ca.certPath,
     caBundlePath: ca.bundlePath,
+    ...(ui ? { uiUrl: ui.url } : {}),
     stop(reason) {
       stopping ??= (async () => {
         // Held messages are dropped (their senders answered) so that their exchanges can end.

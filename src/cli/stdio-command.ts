@@ -1,12 +1,14 @@
 import { Option, type Command } from "commander";
 import type { OnLogError } from "../log/log-health.js";
 import type { PayloadMode } from "../log/payload.js";
-import { addLogOptions, addPayloadOptions, addUiOptions, caDirOption, modeOption } from "./proxy-options.js";
+import { addLogOptions, addPayloadOptions, addUiOptions, modeOption } from "./proxy-options.js";
+import { parseFolder } from "./option-parsers.js";
 import type { PolicyMode } from "../policy/config.js";
 
 export interface StdioOptions {
   name?: string;
-  caDir: string;
+  /** Where pins.json goes; default: the per-user state folder (stdio/log-folder.ts). */
+  caDir?: string;
   config?: string;
   mode?: PolicyMode;
   logFile?: string;
@@ -33,7 +35,9 @@ export function registerStdioCommand(program: Command): Command {
     .addOption(new Option("--name <label>", "the server's name in records (server: stdio:LABEL); default: the command's base name"))
     .option("--config <file>", "policy file (YAML); default: the shipped config/policy.yaml")
     .addOption(modeOption())
-    .addOption(caDirOption());
+    // No default here: a launch the client starts keeps its pins per user, never in the package's certs/
+    // (a global install's folder, root's, or shared by every user).
+    .addOption(new Option("--ca-dir <dir>", "folder whose pins.json holds the tool pins (the CA itself is not used); default: $XDG_STATE_HOME/mcp-wiretap/").argParser(parseFolder));
   addLogOptions(cmd);
   addPayloadOptions(cmd);
   addUiOptions(cmd);
@@ -45,7 +49,6 @@ export function registerStdioCommand(program: Command): Command {
   describe("--log-file", "write log records to this file (created 0600); default: a new file per launch in $XDG_STATE_HOME/mcp-wiretap/");
   describe("--max-inspect-bytes", "longest line decoded; a longer one is forwarded uninspected (monitor) or not at all (enforce)");
   describe("--on-log-error", "when records cannot be written: pass traffic with a loud error (block is not available for stdio yet)");
-  describe("--ca-dir", "folder whose pins.json holds the tool pins (the CA itself is not used)");
   cmd.addHelpText(
     "after",
     [

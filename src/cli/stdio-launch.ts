@@ -3,8 +3,8 @@ import { closeSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
-import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { maxQueuedBytesFor, startRelay, type RelayEnd } from "../stdio/relay.js";
+import { ensureLogFolder, openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
+import { maxQueuedBytesFor, relayServer, spawnServer, type RelayEnd, type SpawnedServer } from "../stdio/relay.js";
 import { exitStatus } from "../util/exit-status.js";
 import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
 import { StdioTap } from "../stdio/stdio-tap.js";
@@ -31,16 +31,12 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const server = `stdio:${label}`;
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.
   const session = randomUUID();
-  const pinsDir = path.resolve(o.caDir);
-  // The pin store is written on the first tools/list: its folder must be private, as the CA's is.
-  try {
-    ensurePrivateDir(pinsDir, "--ca-dir");
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`--ca-dir ${pinsDir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode);
-  const sink = openSink(o, label);
+  const pinsDir = pinFolder(o.caDir);
+  // The server starts now and the policy and pipeline load while it does; it is given nothing, and nothing
+  // it writes is read, until the relay below joins it to the client through the tap.
+  const spawned = spawnServer(command, args);
+  const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode).catch((err: unknown) => stopEarly(spawned, err));
+  const sink = openSink(o, label, pinsDir);
   const log = sink.logger;
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const interceptSettings = interceptOf(o);
@@ -50,9 +46,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const stderrRecorder = new StderrRecorder(log, { server, session });
   const shownCommand = [command, ...args].map(redactLine);
 
-  const relay = startRelay(
-    command,
-    args,
+  const relay = relayServer(
+    spawned,
     (child) =>
       new StdioTap({
         pipeline,
@@ -101,6 +96,12 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   return code;
 }
 
+/** A launch that cannot go on (a bad policy file): the server started for it is stopped, the error stands. */
+function stopEarly(spawned: SpawnedServer, err: unknown): never {
+  spawned.child.kill();
+  throw err;
+}
+
 /**
  * Resolves once what was written to `stream` has left the process (bounded): pipes are asynchronous on
  * macOS, and an exit right after the server's last answer must not cut it off.
@@ -134,9 +135,30 @@ async function startUi(sink: LogSink, port: number | undefined, intercept: HeldA
   }
 }
 
-function openSink(o: StdioOptions, label: string): LogSink {
+/**
+ * The folder of pins.json (written on the first tools/list), private as the CA's is: --ca-dir, else the
+ * per-user folder the launch logs go to. Never the package's certs/: a global install's is root's, and one
+ * shared by every user would let one user's pins judge another's servers.
+ */
+function pinFolder(caDir: string | undefined): string {
+  if (caDir === undefined) {
+    const dir = stdioLogFolder();
+    ensureLogFolder(dir);
+    return dir;
+  }
+  const dir = path.resolve(caDir);
+  try {
+    ensurePrivateDir(dir, "--ca-dir");
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--ca-dir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  return dir;
+}
+
+function openSink(o: StdioOptions, label: string, pinsDir: string): LogSink {
   const common = {
-    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(o.caDir, "audit")) } } : {}),
+    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(pinsDir, "audit")) } } : {}),
     onError: o.onLogError ?? "pass",
   } as const;
   const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };

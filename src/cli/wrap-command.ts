@@ -3,6 +3,7 @@ import os from "node:os";
 import type { Command } from "commander";
 import { CLIENT_IDS } from "../client-configs/clients.js";
 import { stdioLogFolder } from "../stdio/log-folder.js";
+import { WRAPPED_NODE_FLAGS } from "../startup/node-flags.js";
 
 interface WrapOptions {
   client?: string;
@@ -37,7 +38,7 @@ export function registerWrapCommands(program: Command): void {
             dryRun: o.dryRun === true,
             remote: o.remote === true,
             // The absolute runtime and script of this very CLI, so the client's short PATH does not matter.
-            launcher: { command: process.execPath, prefix: [realpathSync(process.argv[1]!)] },
+            launcher: { command: process.execPath, prefix: [...WRAPPED_NODE_FLAGS, realpathSync(process.argv[1]!)] },
             stateDir: stdioLogFolder(),
             platform: { platform: process.platform, env: process.env, home: os.homedir(), cwd: process.cwd() },
           },

@@ -2,7 +2,7 @@
  * One server entry of a client's config, whatever the file format: what it launches, where it sits in the
  * text, and how to rewrite its command and arguments. The wrapped form, and how to read it back:
  *
- *   command: <node>  args: [<mcp-wiretap main script>, "stdio", "--name", NAME, "--", COMMAND, ...ARGS]
+ *   command: <node>  args: [...<node options>, <mcp-wiretap main script>, "stdio", "--name", NAME, "--", COMMAND, ...ARGS]
  *
  * (or `mcp-wiretap stdio --name NAME -- COMMAND ARGS…` when mcp-wiretap is itself the command). Every other
  * field of the entry (env, cwd, type, disabled, …) stays as it was: the client applies them to the wrapper,
@@ -76,10 +76,14 @@ function isOwnMcpServer(command: string, args: readonly string[]): boolean {
   return at >= 0 && args[at + 1] === "mcp";
 }
 
-/** Where mcp-wiretap's subcommand is in `args` when the entry runs mcp-wiretap (itself, or node and its main script); else -1. */
+/**
+ * Where mcp-wiretap's subcommand is in `args` when the entry runs mcp-wiretap (itself, or node, its options
+ * such as startup/node-flags.ts, and the main script); else -1.
+ */
 function subcommandIndex(command: string, args: readonly string[]): number {
   if (/^mcp-wiretap(?:\.cmd|\.exe|\.ps1)?$/i.test(baseName(command))) return 0;
-  return isMainScript(args[0]) ? 1 : -1;
+  const script = args.findIndex((arg) => !arg.startsWith("--"));
+  return script >= 0 && isMainScript(args[script]) ? script + 1 : -1;
 }
 
 /** How the wrapper starts itself: the runtime and the main script (absolute paths, so a client's short PATH does not matter). */

@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { POLICY_MODES, type PolicyMode } from "./modes.js";
+
+export { POLICY_MODES, type PolicyMode };
 
 /** A value pattern: a glob, or a regular expression after "re:". */
 const PatternSchema = z.string().min(1, "must not be empty");
@@ -53,9 +56,6 @@ export const RateLimitSchema = z.strictObject({
   per: z.enum(["session", "server", "global"]).default("session"),
 });
 export type RateLimit = z.infer<typeof RateLimitSchema>;
-
-export const POLICY_MODES = ["monitor", "enforce"] as const;
-export type PolicyMode = (typeof POLICY_MODES)[number];
 
 export const PolicySchema = z
   .strictObject({

@@ -36,7 +36,8 @@ export function judgedMessage(e: RpcEvent): JudgedMessage {
 export function hostOf(server: string): string {
   if (server.startsWith("[")) return server.slice(1, server.indexOf("]")).toLowerCase();
   const colon = server.lastIndexOf(":");
-  const host = colon > 0 && !isIPv6(server) ? server.slice(0, colon) : server;
+  // An unbracketed IPv6 literal has two colons at least (and net.isIPv6 compiles a large pattern on first use).
+  const host = colon > 0 && (server.indexOf(":") === colon || !isIPv6(server)) ? server.slice(0, colon) : server;
   return host.toLowerCase();
 }
 

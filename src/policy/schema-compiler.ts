@@ -1,5 +1,6 @@
-import { Ajv, type ValidateFunction } from "ajv";
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type { Ajv as AjvClass, ValidateFunction } from "ajv";
+import type { RE2JS as RE2JSClass } from "re2js";
 import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 
 /**
@@ -7,6 +8,17 @@ import { canonicalJson, sha256Of } from "../util/canonical-json.js";
  * catastrophic backtracking), and ajv, whose compile time grows faster than the schema, only sees schemas
  * under a size and depth cap. Compiled validators are shared by content hash in a bounded cache.
  */
+
+/**
+ * ajv and RE2 are loaded on the first schema compiled, synchronously (both ship CommonJS): a launch that never
+ * sees a tool schema (and every launch until its first tools/list) does without their load time and memory.
+ */
+const load = createRequire(import.meta.url);
+let engines: { Ajv: typeof AjvClass; RE2JS: typeof RE2JSClass } | null = null;
+function schemaEngines(): { Ajv: typeof AjvClass; RE2JS: typeof RE2JSClass } {
+  engines ??= { Ajv: (load("ajv") as { Ajv: typeof AjvClass }).Ajv, RE2JS: (load("re2js") as { RE2JS: typeof RE2JSClass }).RE2JS };
+  return engines;
+}
 
 /** ajv needs seconds for a few thousand subschemas (measured: 1,000 properties 0.4 s, 2,000 1.3 s); real tool schemas are far below. */
 export const MAX_SCHEMA_NODES = 1_000;
@@ -28,7 +40,8 @@ function toRe2Syntax(pattern: string): string {
 /** ajv's `code.regExp` hook: JSON Schema `pattern`s search anywhere in the string, as RegExp.test does. */
 const re2Engine = Object.assign(
   (pattern: string): { test(s: string): boolean } => {
-    let re: RE2JS;
+    const { RE2JS } = schemaEngines();
+    let re: RE2JSClass;
     try {
       re = RE2JS.compile(toRe2Syntax(pattern));
     } catch {
@@ -77,6 +90,7 @@ export class SchemaCompiler {
 
 /** A fresh ajv per schema: its registry of `$id`s (plain objects keyed by server strings) never outlives one compile. */
 function compileFresh(schema: object): CompiledSchema {
+  const { Ajv } = schemaEngines();
   const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, logger: false, code: { regExp: re2Engine } });
   try {
     return { validate: ajv.compile(schema) };

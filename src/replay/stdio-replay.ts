@@ -33,7 +33,7 @@ export async function replayOverStdio(r: StdioReplay, plan: SessionPlan, o: Repl
   ensurePrivateDir(pinsDir, "--ca-dir");
   const sink = createLogSink({ file: path.resolve(o.logFile), recordFields: { replayOf: r.replayOf } });
   const log = sink.logger;
-  const { policyFile, policyConfig, policy } = loadPolicy(o.config, pinsDir, (w) => log.warn(w));
+  const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w));
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const session = randomUUID();
   const toServer = new PassThrough();

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import type { StdioTap } from "./stdio-tap.js";
 
@@ -27,12 +27,41 @@ export interface Relay {
 /** How long, after the server exited, its stdout may stay open (held by a process it left behind). */
 const DRAIN_AFTER_EXIT_MS = 2000;
 
+/** A server started before its relay: how its launch ends is kept from the moment of the spawn. */
+export interface SpawnedServer {
+  child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** Its exit, or the failed spawn; listened for at once, so none is missed while the relay is set up. */
+  outcome: Promise<RelayEnd>;
+}
+
+/**
+ * Starts CMD (no shell) with its stdio on pipes nobody reads yet: what it writes waits in the pipes, and it
+ * reads nothing, until `relayServer` joins it to the client through the tap. `stdio` starts the server first
+ * so that its start-up and the loading of the policy and the pipeline overlap.
+ */
+export function spawnServer(command: string, args: string[]): SpawnedServer {
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: true });
+  const outcome = new Promise<RelayEnd>((resolve) => {
+    // A failed spawn emits no "exit"; a failed kill does not end anything.
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) resolve({ kind: "spawn_error", error });
+    });
+    child.once("exit", (code, signal) => resolve({ kind: "exit", code, signal }));
+  });
+  return { child, outcome };
+}
+
 /**
  * Runs CMD (no shell) and relays both ways through the tap; CMD's stderr goes to ours as it comes, and to
  * `onStderr`. Back-pressure is kept: a reader that is full pauses its writer, nothing is buffered unbounded.
  */
 export function startRelay(command: string, args: string[], tap: (child: ChildProcess) => StdioTap, io: RelayIo, onStderr: (chunk: Buffer) => void): Relay {
-  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: true });
+  return relayServer(spawnServer(command, args), tap, io, onStderr);
+}
+
+/** `startRelay` for a server already started with `spawnServer`. */
+export function relayServer(server: SpawnedServer, tap: (child: ChildProcess) => StdioTap, io: RelayIo, onStderr: (chunk: Buffer) => void): Relay {
+  const { child } = server;
   const done = new Promise<RelayEnd>((settled) => {
     // The launch is over: bytes held for a line not yet ended (a call ended by a CR alone, which a receiver
     // that ends lines at CR has run) are read as a last line each way, so that they are recorded.
@@ -46,14 +75,11 @@ export function startRelay(command: string, args: string[], tap: (child: ChildPr
     const settle = (): void => {
       if (exited && openOutputs === 0) resolve(exited);
     };
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      // A failed spawn emits no "exit"; a failed kill does not end anything.
-      if (child.pid === undefined) resolve({ kind: "spawn_error", error });
-    });
-    child.once("exit", (code, signal) => {
-      exited = { kind: "exit", code, signal };
+    void server.outcome.then((end) => {
+      if (end.kind === "spawn_error") return resolve(end);
+      exited = end;
       settle();
-      setTimeout(() => resolve(exited!), DRAIN_AFTER_EXIT_MS).unref();
+      setTimeout(() => resolve(end), DRAIN_AFTER_EXIT_MS).unref();
     });
     const t = tap(child);
     const closed = (): void => {

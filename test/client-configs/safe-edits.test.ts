@@ -11,10 +11,10 @@ import { tempDir } from "../helpers/stdio-shim.js";
 
 const LAUNCHER = { command: "/opt/node", prefix: ["/opt/w/dist/cli/main.js"] };
 
-async function wrap(file: string, client: ClientId, state: string, action: "wrap" | "unwrap" = "wrap", servers: string[] = []): Promise<{ code: number; out: string }> {
+async function wrap(file: string, client: ClientId, state: string, action: "wrap" | "unwrap" = "wrap", servers: string[] = [], launcher = LAUNCHER): Promise<{ code: number; out: string }> {
   const lines: string[] = [];
   const code = await runWrap(
-    { action, servers, client, config: file, dryRun: false, launcher: LAUNCHER, stateDir: state, platform: { platform: "linux", env: {}, home: "/nowhere", cwd: "/" } },
+    { action, servers, client, config: file, dryRun: false, launcher, stateDir: state, platform: { platform: "linux", env: {}, home: "/nowhere", cwd: "/" } },
     (l) => lines.push(l),
   );
   return { code, out: lines.join("\n") };
@@ -30,6 +30,28 @@ function place(name: string, text: string | Buffer): { dir: string; file: string
 const CONFIG = '{\n  "mcpServers": {\n    "a": { "command": "srv-a" },\n    "b": { "command": "srv-b" }\n  }\n}\n';
 
 describe("safe edits", () => {
+  it("entries wrapped with node options before the main script (what wrap writes) are known again: rewrapping changes nothing, unwrap restores the bytes", async () => {
+    const flagged = { command: "/opt/node", prefix: ["--max-semi-space-size=1", "/opt/w/dist/cli/main.js"] };
+    const { file, state } = place("mcp.json", CONFIG);
+    await wrap(file, "cursor", state, "wrap", [], flagged);
+    const wrapped = readFileSync(file, "utf8");
+    expect(wrapped).toContain('"--max-semi-space-size=1", "/opt/w/dist/cli/main.js", "stdio", "--name", "a", "--", "srv-a"');
+    await wrap(file, "cursor", state, "wrap", [], flagged);
+    expect(readFileSync(file, "utf8")).toBe(wrapped);
+    await wrap(file, "cursor", state, "unwrap");
+    expect(readFileSync(file, "utf8")).toBe(CONFIG);
+  });
+
+  it("a JSONC file with a byte-order mark and comments: wrapped and unwrapped byte for byte", async () => {
+    const text = '\uFEFF// servers\n{\n  "servers": {\n    /* the one */ "a": { "command": "srv-a", "args": ["x",], },\n  },\n}\n';
+    const { file, state } = place("mcp.json", text);
+    const r = await wrap(file, "vscode", state);
+    expect(r.code).toBe(0);
+    expect(readFileSync(file, "utf8")).toContain('/* the one */ "a": { "command": "/opt/node"');
+    await wrap(file, "vscode", state, "unwrap");
+    expect(readFileSync(file, "utf8")).toBe(text);
+  });
+
   it("a config that is our own symbolic link (dotfiles) is edited where it points; the link stays", async () => {
     const { dir, file: real, state } = place("real.json", CONFIG);
     const link = path.join(dir, "mcp.json");

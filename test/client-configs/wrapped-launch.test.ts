@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, runCli } from "../helpers/proxy-harness.js";
 import { SCRIPTED_STDIO, tempDir } from "../helpers/stdio-shim.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { WRAPPED_NODE_FLAGS } from "../../src/startup/node-flags.js";
 
 interface Entry {
   command: string;
@@ -32,10 +33,10 @@ describe("a wrapped entry, launched as a client launches it", () => {
     expect(wrapped.stdout).toContain("scripted: wrapped");
     const entry = (JSON.parse(readFileSync(file, "utf8")) as { mcpServers: Record<string, Entry> }).mcpServers.scripted!;
     // The running CLI found itself: its runtime and main script, absolute.
-    expect(entry).toEqual({ command: realpathSync(NODE_BIN), args: [realpathSync(CLI_MAIN), "stdio", "--name", "scripted", "--", NODE_BIN, SCRIPTED_STDIO], env: { SERVER_SETTING: "kept" } });
+    expect(entry).toEqual({ command: realpathSync(NODE_BIN), args: [...WRAPPED_NODE_FLAGS, realpathSync(CLI_MAIN), "stdio", "--name", "scripted", "--", NODE_BIN, SCRIPTED_STDIO], env: { SERVER_SETTING: "kept" } });
 
     // Launched with only the entry's env and a PATH that finds nothing, as a desktop app might. The pin store
-    // is pointed at the test's folder (otherwise it is the package's certs/); nothing else is added.
+    // is pointed at the test's folder (otherwise it is the per-user state folder); nothing else is added.
     const args = [...entry.args];
     args.splice(args.indexOf("stdio") + 1, 0, "--ca-dir", path.join(dir, "pins"));
     const transport = new StdioClientTransport({ command: entry.command, args, env: { ...entry.env, ...env, PATH: "/nonexistent" }, stderr: "pipe" });

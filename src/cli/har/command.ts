@@ -5,7 +5,6 @@ import { addFilterOptions } from "../tail/command.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
-import { buildHar } from "./har.js";
 import { escapeLine } from "../../log/escape-line.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 import { UsageError } from "../../util/usage-error.js";
@@ -72,6 +71,8 @@ export async function exportCommand(
     io.stderr.write(`mcp-wiretap: ${source} holds no mcp-wiretap record${skipped > 0 ? ` (${skipped} line(s) that are not JSON records skipped)` : ""}: nothing to export\n`);
     return 1;
   }
+  // Loaded here: it reads node:http, whose ESM loading alone costs every other command tens of milliseconds.
+  const { buildHar } = await import("./har.js");
   const har = buildHar(records, {
     creator: { name: "mcp-wiretap", version: VERSION },
     filter: compileFilters(o),

@@ -13,6 +13,8 @@ const CANDIDATES = [
   new URL("../assets/", import.meta.url),
   // src/ui/server/assets.ts run from source (tests) → dist/ui/assets/
   new URL("../../../dist/ui/assets/", import.meta.url),
+  // the bundled CLI (dist/cli/chunk-….js, scripts/build-cli.mjs) → dist/ui/assets/
+  new URL("../ui/assets/", import.meta.url),
 ];
 
 export class UiAssetsMissing extends Error {}
