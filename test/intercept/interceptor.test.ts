@@ -120,4 +120,18 @@ describe("what the UI and the records see of a held message", () => {
     const release = (await done) as { message: unknown };
     expect(JSON.stringify(release.message)).not.toContain(AWS_KEY);
   });
+
+  it("a masked entry the person deleted from a list never goes out in the place of the one they kept", async () => {
+    const { i } = interceptor();
+    const m = judgedCall("echo", { credentials: [{ token: "prod-token-aaaaaaaaaaaa" }, { token: "test-token-bbbbbbbbbbbb" }] });
+    const done = i.hold(place, m.judged, m.message);
+    const [view] = i.list();
+    const shown = view!.message as { params: { arguments: { credentials: unknown[] } } };
+    // Both entries show the same mask; the person removes the first (the production token) and forwards the rest.
+    const edited = structuredClone(shown);
+    edited.params.arguments.credentials.shift();
+    expect(i.release(view!.hold, "edit", edited)).toBe(true);
+    const release = (await done) as { message: unknown };
+    expect(JSON.stringify(release.message)).not.toContain("prod-token-aaaaaaaaaaaa");
+  });
 });
