@@ -10,7 +10,7 @@ import { OrderedOutput } from "./ordered-output.js";
 /** What `--intercept` does for a launch: which judged lines it holds, and how each held one is released. */
 export interface LineIntercept {
   matches(judged: readonly Judged[]): boolean;
-  hold(where: { flow: string; server: string; session: string | null; transport: "stdio" }, judged: readonly Judged[], message: unknown): Promise<{ send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; reason: string }>;
+  hold(where: { flow: string; peer: string; server: string; session: string | null; transport: "stdio" }, judged: readonly Judged[], message: unknown): Promise<{ send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; reason: string }>;
   /** Bytes of lines that may wait behind held ones, each direction. */
   readonly maxWaitingBytes: number;
 }
@@ -228,7 +228,7 @@ export class StdioTap {
   private holdLine(direction: Direction, judged: Judged[], out: Buffer[]): void {
     const slot = this.outputs![direction].reserve();
     const message = heldMessage(out, judged);
-    void this.o.intercept!.hold({ flow: this.o.session, server: this.o.server, session: this.o.session, transport: "stdio" }, judged, message)
+    void this.o.intercept!.hold({ flow: this.o.session, peer: `${direction === "client_to_server" ? "client" : "server"} ${this.o.server}`, server: this.o.server, session: this.o.session, transport: "stdio" }, judged, message)
       .then((release) => {
         if (release.send === "original") {
           for (const b of out) slot.send(b);
