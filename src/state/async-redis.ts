@@ -99,6 +99,10 @@ export class AsyncRedis {
         settled = true;
         this.inFlight--;
         this.failed(`no answer within ${this.timeoutMs} ms`).catch(reject);
+        // Redis answers in order: the connection keeps every command sent on it until it is answered. One that
+        // stopped answering is dropped (and made anew behind the backoff), which fails and frees what it holds,
+        // so a hung server does not collect the commands of a whole outage.
+        if (this.redis.status === "ready") this.redis.disconnect(true);
       }, this.timeoutMs);
       send().then(
         (value) => {
