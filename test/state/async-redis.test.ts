@@ -49,7 +49,12 @@ describe.skipIf(!haveRedis)("a Redis that stops answering", () => {
     try {
       expect(await direct.ready(5_000)).toBe(true);
       // Blocks this connection for 300 ms: an answer that comes after its deadline.
-      await expect(direct.call(["BLPOP", "async-redis-nothing", "0.3"])).rejects.toThrow(/no answer within 100 ms/);
+      const late = direct.call(["BLPOP", "async-redis-nothing", "0.3"]);
+      await sleep(50);
+      // Queued behind it, and failed when the connection is dropped: the reason is the late answer.
+      const behind = direct.call(["INCR", "async-redis-behind"]);
+      await expect(late).rejects.toThrow(/no answer within 100 ms/);
+      await expect(behind).rejects.toThrow(/no answer within 100 ms/);
       expect(await direct.ready(5_000)).toBe(true);
       expect(await direct.call(["INCR", "async-redis-after"])).toBeTypeOf("number");
     } finally {
