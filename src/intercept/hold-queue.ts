@@ -9,6 +9,8 @@ export type HoldOutcome = { action: "forwarded" } | { action: "edited"; message:
 /** What a held message is about: shown in the UI's list and written in its `intercept` record. */
 export interface HeldInfo {
   flow: string;
+  /** Whose share of the queue it takes: the client that sent it, or the server (as the inspection budget names them). */
+  peer: string;
   server: string;
   session: string | null;
   transport: string;
@@ -31,11 +33,14 @@ export interface HoldQueueLimits {
   /** Bytes of held messages at most; a message past it is not held: it is dropped (fail closed). */
   maxBytes: number;
   maxEntries: number;
+  /** What one peer may hold at most (default: the whole queue), so that no one peer fills it for the others. */
+  maxPeerBytes?: number;
+  maxPeerEntries?: number;
   /** How long a message waits for a person before it is dropped. */
   timeoutMs: number;
 }
 
-/** Why a message could not be held: it is dropped, and its record says so. */
+/** Why a message could not be held (no room in the queue, or in its peer's share): it is dropped, and its record says so. */
 export type HoldRefusal = "queue_full";
 
 interface Waiting {
@@ -51,6 +56,8 @@ interface Waiting {
 export class HoldQueue {
   private readonly waiting = new Map<string, Waiting>();
   private heldBytes = 0;
+  /** Per peer with something held: its entries and bytes. */
+  private readonly peers = new Map<string, { entries: number; bytes: number }>();
   private next = 1;
   private readonly listeners = new Set<() => void>();
 
@@ -67,9 +74,12 @@ export class HoldQueue {
   /** Holds `message` until it is released or times out; a refusal when there is no room for it. */
   hold(info: HeldInfo, message: unknown, bytes: number): Promise<HoldOutcome> | HoldRefusal {
     if (this.waiting.size >= this.limits.maxEntries || this.heldBytes + bytes > this.limits.maxBytes) return "queue_full";
+    const peer = this.peers.get(info.peer) ?? { entries: 0, bytes: 0 };
+    if (peer.entries >= (this.limits.maxPeerEntries ?? this.limits.maxEntries) || peer.bytes + bytes > (this.limits.maxPeerBytes ?? this.limits.maxBytes)) return "queue_full";
     const hold = String(this.next++);
     const entry: HeldEntry = { ...info, hold, heldAt: Date.now(), message, bytes };
     this.heldBytes += bytes;
+    this.peers.set(info.peer, { entries: peer.entries + 1, bytes: peer.bytes + bytes });
     const done = new Promise<HoldOutcome>((resolve) => {
       const timer = setTimeout(() => this.settle(hold, { action: "timeout" }), this.limits.timeoutMs);
       timer.unref();
@@ -94,6 +104,9 @@ export class HoldQueue {
     this.waiting.delete(hold);
     clearTimeout(w.timer);
     this.heldBytes -= w.entry.bytes;
+    const peer = this.peers.get(w.entry.peer)!;
+    if (peer.entries === 1) this.peers.delete(w.entry.peer);
+    else this.peers.set(w.entry.peer, { entries: peer.entries - 1, bytes: peer.bytes - w.entry.bytes });
     w.settle(outcome);
     this.changed();
     return true;

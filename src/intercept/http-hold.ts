@@ -5,7 +5,8 @@ import { DROPPED_EVENT, droppedError, isEnforcedDeny, policyError, replacementFo
 import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
 import type { MessageHandler } from "../mcp/tracker.js";
 import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
-import type { Interceptor } from "./interceptor.js";
+import { inspectPeer } from "../mcp/inspect-peer.js";
+import type { HeldPlace, Interceptor } from "./interceptor.js";
 import type { InterceptHooks } from "../mcp/intercept-hooks.js";
 
 export interface HttpInterceptOptions {
@@ -44,7 +45,7 @@ export function interceptedRequestHold(
       const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
       // What would go out: enforce mode's replacement (the client's denied answers made errors), else what was read.
       const message = verdict.body ? (JSON.parse(verdict.body.toString("utf8")) as unknown) : batch ? messages : messages[0];
-      const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, message);
+      const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "client_to_server") }, judged, message);
       if (release.send === "original") return verdict;
       // The held requests are answered here: dropped, or replaced by the edit (whose own requests are tracked as it is judged).
       const requests = requestsOf(judged);
@@ -95,7 +96,7 @@ export async function interceptedResponse(
   const batch = judged.some((j) => j.event.batch !== undefined);
   const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
   const message = out && out.length > 0 ? (JSON.parse(out.toString("utf8")) as unknown) : batch ? messages : messages[0];
-  const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, message);
+  const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, message);
   if (release.send === "original") return out;
   if (release.send === "nothing") {
     const answers = answersOf(judged);
@@ -140,7 +141,7 @@ export function interceptedEvent(
     const batch = judged.some((j) => j.event.batch !== undefined);
     const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
     const id = judged[0]?.event.sseEventId;
-    const release = await interceptor.hold({ flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport }, judged, batch ? messages : messages[0]);
+    const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, batch ? messages : messages[0]);
     if (release.send === "original") return out;
     if (release.send === "nothing") {
       const answers = answersOf(judged);
@@ -153,4 +154,8 @@ export function interceptedEvent(
     if (replaced.length === 0) return DROPPED_EVENT;
     return sseEvent(Array.isArray(release.message) ? replaced : replaced[0], id);
   })();
+}
+
+function heldPlace(flow: McpFlow): Omit<HeldPlace, "peer"> {
+  return { flow: flow.ex.id, server: flow.server, session: flow.session, transport: flow.transport };
 }

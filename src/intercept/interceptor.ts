@@ -26,7 +26,7 @@ export interface InterceptorOptions {
 export type Release = { send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; action: "dropped" | "timeout"; reason: string };
 
 /** A held message as the UI lists it: masked, its exchange's credentials removed. */
-export interface HeldView extends Omit<HeldEntry, "message" | "bytes"> {
+export interface HeldView extends Omit<HeldEntry, "message" | "bytes" | "peer"> {
   message: unknown;
   bytes: number;
 }
@@ -62,8 +62,8 @@ export class Interceptor {
     const bytes = Buffer.byteLength(JSON.stringify(message) ?? "");
     const waiting = this.o.queue.hold(info, message, bytes);
     if (waiting === "queue_full") {
-      const { maxBytes, maxEntries } = this.o.queue.limits;
-      const reason = `dropped at the proxy: the intercept queue is full (${maxEntries} messages or ${maxBytes} bytes held)`;
+      const { maxBytes, maxEntries, maxPeerBytes = maxBytes, maxPeerEntries = maxEntries } = this.o.queue.limits;
+      const reason = `dropped at the proxy: the intercept queue is full (${maxEntries} messages or ${maxBytes} bytes held, ${maxPeerEntries} messages or ${maxPeerBytes} bytes of one peer)`;
       this.record(info, { action: "dropped" }, heldAt, message, reason);
       return { send: "nothing", action: "dropped", reason };
     }
@@ -102,7 +102,7 @@ export class Interceptor {
   }
 
   private view(e: HeldEntry): HeldView {
-    const { message, bytes, ...rest } = e;
+    const { message, bytes, peer: _peer, ...rest } = e;
     const scrubbed = this.o.scrub({ flow: e.flow, session: e.session, message: maskedMessage(message) });
     return { ...rest, message: scrubbed.message, bytes };
   }
@@ -135,7 +135,7 @@ export class Interceptor {
 }
 
 /** Where a held message was seen. */
-export type HeldPlace = Pick<HeldInfo, "flow" | "server" | "session" | "transport">;
+export type HeldPlace = Pick<HeldInfo, "flow" | "peer" | "server" | "session" | "transport">;
 
 /** What a held message is about, from its first judged message (a batch is held whole). */
 function heldInfo(judged: readonly Judged[]): Omit<HeldInfo, keyof HeldPlace> {

@@ -13,12 +13,15 @@ export function maskedMessage(value: unknown): unknown {
 /**
  * The message a person sent back from the UI, with every value they left masked put back: where the edit
  * still reads what the masked view showed at that place, and the view had masked it, the original goes out.
- * A mask moved elsewhere, or typed anew, stays the text it is.
+ * A mask moved elsewhere, or typed anew, stays the text it is. A list is matched place by place only while it
+ * keeps its length: masks look alike, so once an entry is added or removed the masks after it would be put back
+ * as the values of other entries (a secret the person deleted going out in the place of one they kept).
  */
 export function unmaskEdit(edited: unknown, view: unknown, original: unknown): unknown {
   if (typeof edited === "string" && edited === view && view !== original) return original;
   if (Array.isArray(edited) && Array.isArray(view) && Array.isArray(original)) {
-    return edited.map((v, i) => (i < view.length && i < original.length ? unmaskEdit(v, view[i], original[i]) : v));
+    if (edited.length !== view.length || view.length !== original.length) return edited;
+    return edited.map((v, i) => unmaskEdit(v, view[i], original[i]));
   }
   if (isPlainObject(edited) && isPlainObject(view) && isPlainObject(original)) {
     const out: Record<string, unknown> = {};

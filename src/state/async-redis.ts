@@ -24,6 +24,8 @@ export class AsyncRedis {
   private readonly redis: Redis;
   private downUntil = 0;
   private inFlight = 0;
+  /** Why the connection was dropped (a call past its deadline), until it is ready again. */
+  private dropped: string | null = null;
   private readonly timeoutMs: number;
   private readonly backoffMs: number;
   private readonly maxInFlight: number;
@@ -48,6 +50,7 @@ export class AsyncRedis {
       this.lastError = err.message;
     });
     this.redis.on("ready", () => {
+      this.dropped = null;
       this.lastError = "";
       this.downUntil = 0;
     });
@@ -99,6 +102,13 @@ export class AsyncRedis {
         settled = true;
         this.inFlight--;
         this.failed(`no answer within ${this.timeoutMs} ms`).catch(reject);
+        // Redis answers in order: the connection keeps every command sent on it until it is answered. One that
+        // stopped answering is dropped (and made anew behind the backoff), which fails and frees what it holds,
+        // so a hung server does not collect the commands of a whole outage.
+        if (this.redis.status === "ready") {
+          this.dropped = `no answer within ${this.timeoutMs} ms`;
+          this.redis.disconnect(true);
+        }
       }, this.timeoutMs);
       send().then(
         (value) => {
@@ -113,7 +123,8 @@ export class AsyncRedis {
           settled = true;
           clearTimeout(timer);
           this.inFlight--;
-          this.failed(err.message).catch(reject);
+          // Failed because the connection was dropped for a late answer: that is the reason, not the drop.
+          this.failed(this.dropped ?? err.message).catch(reject);
         },
       );
     });

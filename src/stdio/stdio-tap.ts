@@ -10,7 +10,7 @@ import { OrderedOutput } from "./ordered-output.js";
 /** What `--intercept` does for a launch: which judged lines it holds, and how each held one is released. */
 export interface LineIntercept {
   matches(judged: readonly Judged[]): boolean;
-  hold(where: { flow: string; server: string; session: string | null; transport: "stdio" }, judged: readonly Judged[], message: unknown): Promise<{ send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; reason: string }>;
+  hold(where: { flow: string; peer: string; server: string; session: string | null; transport: "stdio" }, judged: readonly Judged[], message: unknown): Promise<{ send: "original" } | { send: "edited"; message: unknown } | { send: "nothing"; reason: string }>;
   /** Bytes of lines that may wait behind held ones, each direction. */
   readonly maxWaitingBytes: number;
 }
@@ -135,30 +135,59 @@ export class StdioTap {
     };
   }
 
-  /** Where a direction's judged lines go: straight to the peer, or (`--intercept`) in order behind held ones. */
-  private forwarder(direction: Direction): (b: Buffer) => void {
+  /**
+   * Where a direction's judged lines go: straight to the peer, or (`--intercept`) in order behind held ones.
+   * `judged`: what the line was judged to carry (none for a line that could not be read).
+   */
+  private forwarder(direction: Direction): Forward {
     const write = direction === "client_to_server" ? (b: Buffer) => this.o.toServer(b) : (b: Buffer) => this.o.toClient(b);
     const output = this.outputs?.[direction];
     if (!output) return write;
-    return (b) => {
+    return (b, judged) => {
       if (output.send(b)) return;
-      // Too much waits behind held lines: this one is not forwarded, and a request in it is answered.
+      // Too much waits behind held lines: this one is not forwarded, and whoever waits for an answer in it hears why.
       const reason = `dropped at the proxy: ${output.waitingBytes} bytes already wait behind intercepted messages`;
       this.o.onError(new Error(`${reason}; line of ${b.length} bytes not forwarded`), direction);
-      const id = leadingId(b);
-      if (direction === "client_to_server" && id !== null) {
-        this.o.pipeline.tracker.correlator.answer(this.o.server, this.o.session, direction, id);
-        this.o.toClient(jsonLine(droppedError(id, reason)));
-      }
+      this.answerNotForwarded(direction, b, judged ?? [], reason);
     };
   }
 
-  private onLine(direction: Direction, content: Buffer, raw: Buffer, forward: (b: Buffer) => void, edited = false): void {
+  /**
+   * A line not forwarded: each request in it gets error -32054 back, and so does, in place of each answer in it,
+   * the request it answered (written to its peer at once: the error is the proxy's own line, it waits for no
+   * held one). A line never read is taken for a request by its leading id.
+   */
+  private answerNotForwarded(direction: Direction, b: Buffer, judged: readonly Judged[], reason: string): void {
+    const correlator = this.o.pipeline.tracker.correlator;
+    const toSender = direction === "client_to_server" ? this.o.toClient : this.o.toServer;
+    const toReceiver = direction === "client_to_server" ? this.o.toServer : this.o.toClient;
+    if (judged.length === 0) {
+      const id = leadingId(b);
+      if (direction === "client_to_server" && id !== null) {
+        correlator.answer(this.o.server, this.o.session, direction, id);
+        toSender(jsonLine(droppedError(id, reason)));
+      }
+      return;
+    }
+    const done = new Set<string>();
+    for (const { event: e } of judged) {
+      if (e.id === null || e.id === undefined) continue;
+      const key = `${e.kind === "request" ? "ask" : "answer"}:${idKey(e.id)}`;
+      if (done.has(key)) continue;
+      done.add(key);
+      if (e.kind === "request") {
+        correlator.answer(this.o.server, this.o.session, direction, e.id);
+        toSender(jsonLine(droppedError(e.id, reason)));
+      } else if ((e.kind === "response" || e.kind === "error") && e.answered) toReceiver(jsonLine(droppedError(e.id, reason)));
+    }
+  }
+
+  private onLine(direction: Direction, content: Buffer, raw: Buffer, forwardJudged: Forward, edited = false): void {
     const reading = readLine(content);
     // Blank lines carry no message and are not recorded: monitor mode passes them on with the rest, enforce
     // mode drops them (nothing unrecorded reaches a peer).
     if (reading.blank) {
-      if (!this.enforcing && this.byLine) forward(raw);
+      if (!this.enforcing && this.byLine) forwardJudged(raw);
       return;
     }
     const enforcing = this.enforcing;
@@ -167,6 +196,7 @@ export class StdioTap {
     const doubt = enforcing ? (reading.canonical ? undefined : reading.doubt) : reading.recordDoubt;
     const problem = reading.problem ?? (reading.values.length === 0 ? "line is not JSON" : undefined);
     const judged: Judged[] = [];
+    const forward = (b: Buffer): void => forwardJudged(b, judged);
     if (reading.values.length === 0) {
       const readability = doubt !== undefined ? { readability: { reason: doubt, alternates: [] } } : {};
       judged.push(atOnce(this.o.pipeline.invalid(this.context(direction, undefined, readability), enforcing ? `${problem}; not forwarded` : problem!, raw.length)));
@@ -228,7 +258,7 @@ export class StdioTap {
   private holdLine(direction: Direction, judged: Judged[], out: Buffer[]): void {
     const slot = this.outputs![direction].reserve();
     const message = heldMessage(out, judged);
-    void this.o.intercept!.hold({ flow: this.o.session, server: this.o.server, session: this.o.session, transport: "stdio" }, judged, message)
+    void this.o.intercept!.hold({ flow: this.o.session, peer: `${direction === "client_to_server" ? "client" : "server"} ${this.o.server}`, server: this.o.server, session: this.o.session, transport: "stdio" }, judged, message)
       .then((release) => {
         if (release.send === "original") {
           for (const b of out) slot.send(b);
@@ -310,6 +340,9 @@ export class StdioTap {
     }
   }
 }
+
+/** Sends a line on to its peer; `judged`: what it was judged to carry, for the answers owed should it not go. */
+type Forward = (b: Buffer, judged?: readonly Judged[]) => void;
 
 /**
  * A stdio launch judges with this process's own counters and pins (shared state, `--state`, is the proxy's),

@@ -10,11 +10,14 @@ export interface DelayingHop {
   port: number;
   /** Answers held from now on (never delivered); connections stay open. */
   silence(): void;
+  /** Bytes clients sent since `silence()`: what they still wait for an answer to. */
+  unansweredBytes(): number;
   close(): Promise<void>;
 }
 
 export async function startDelayingHop(target: { host: string; port: number }, delayMs: number): Promise<DelayingHop> {
   let silent = false;
+  let unanswered = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
@@ -27,7 +30,10 @@ export async function startDelayingHop(target: { host: string; port: number }, d
         upstream.destroy();
       });
     }
-    client.on("data", (chunk) => upstream.write(chunk));
+    client.on("data", (chunk) => {
+      if (silent) unanswered += chunk.length;
+      upstream.write(chunk);
+    });
     client.on("end", () => upstream.end());
     // Same delay for every chunk: the timers fire in the order they were set, so the bytes keep theirs.
     upstream.on("data", (chunk) => {
@@ -40,6 +46,7 @@ export async function startDelayingHop(target: { host: string; port: number }, d
   return {
     port: (server.address() as net.AddressInfo).port,
     silence: () => void (silent = true),
+    unansweredBytes: () => unanswered,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));

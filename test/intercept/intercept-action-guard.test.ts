@@ -36,7 +36,7 @@ afterAll(async () => {
 function holdOne(): { hold: string; done: Promise<HoldOutcome["action"]> } {
   const before = new Set(queue.list().map((e) => e.hold));
   const judged = [{ event: { kind: "request", direction: "client_to_server", id: 1, method: "tools/call", tool: "echo" }, decision: { action: "allow", enforced: false, rules: [] } }] as unknown as Judged[];
-  const done = interceptor.hold({ flow: "f", server: "127.0.0.1:1", session: null, transport: "stdio" }, judged, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } });
+  const done = interceptor.hold({ flow: "f", peer: "client 127.0.0.1", server: "127.0.0.1:1", session: null, transport: "stdio" }, judged, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } });
   const hold = queue.list().find((e) => !before.has(e.hold))!.hold;
   return { hold, done: done.then((r) => (r.send === "original" ? "forwarded" : r.send === "edited" ? "edited" : r.action)) };
 }

@@ -5,12 +5,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { HoldQueue } from "../../src/intercept/hold-queue.js";
-import { Interceptor, type HeldPlace } from "../../src/intercept/interceptor.js";
+import { DEFAULT_INTERCEPT_MAX_ENTRIES, Interceptor, type HeldPlace } from "../../src/intercept/interceptor.js";
+import { createInterceptor } from "../../src/intercept/create-interceptor.js";
+import { PEER_SHARE_DIVISOR } from "../../src/budget/inspect-budget.js";
 import { parseInterceptFilter } from "../../src/intercept/filter.js";
 import type { Judged } from "../../src/mcp/rpc-event.js";
 
 const AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE";
-const place: HeldPlace = { flow: "f-1", server: "127.0.0.1:1", session: "s-1", transport: "streamable-http" };
+const place: HeldPlace = { flow: "f-1", peer: "client 127.0.0.1", server: "127.0.0.1:1", session: "s-1", transport: "streamable-http" };
 
 function judgedCall(tool: string, args: Record<string, unknown>, action: "allow" | "deny" | "flag" = "allow"): { judged: Judged[]; message: Record<string, unknown> } {
   const message = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } };
@@ -59,6 +61,20 @@ describe("the hold queue is bounded", () => {
     const held = [i.hold(place, m.judged, m.message), i.hold(place, m.judged, m.message)];
     expect(await i.hold(place, m.judged, m.message)).toMatchObject({ send: "nothing", action: "dropped" });
     i.queue.dropAll();
+    await Promise.all(held);
+    expect(i.queue.bytes).toBe(0);
+  });
+
+  it("one peer holds at most its share: a hostile client filling the queue leaves room for the others", async () => {
+    const sink = { logger: { info: () => undefined, warn: () => undefined }, secrets: { scrub: <T>(r: T): T => r } };
+    const i = createInterceptor({ filter: "tool:echo", timeoutMs: 60_000 }, sink as never, { payloads: "full", maxPayloadBytes: 65536 }, 4096);
+    const m = judgedCall("echo", { message: "x" });
+    const held = Array.from({ length: DEFAULT_INTERCEPT_MAX_ENTRIES }, () => i.hold({ ...place, peer: "client 127.0.0.9" }, m.judged, m.message));
+    const other = i.hold({ ...place, flow: "f-other", peer: "client 127.0.0.1" }, m.judged, m.message);
+    expect(i.list().filter((v) => v.flow === "f-other")).toHaveLength(1);
+    expect(i.list().length).toBeLessThanOrEqual(DEFAULT_INTERCEPT_MAX_ENTRIES / PEER_SHARE_DIVISOR + 1);
+    i.queue.dropAll();
+    expect(await other).toMatchObject({ send: "nothing", action: "dropped" });
     await Promise.all(held);
     expect(i.queue.bytes).toBe(0);
   });
@@ -119,5 +135,19 @@ describe("what the UI and the records see of a held message", () => {
     i.release(view!.hold, "edit", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { other: masked } } });
     const release = (await done) as { message: unknown };
     expect(JSON.stringify(release.message)).not.toContain(AWS_KEY);
+  });
+
+  it("a masked entry the person deleted from a list never goes out in the place of the one they kept", async () => {
+    const { i } = interceptor();
+    const m = judgedCall("echo", { credentials: [{ token: "prod-token-aaaaaaaaaaaa" }, { token: "test-token-bbbbbbbbbbbb" }] });
+    const done = i.hold(place, m.judged, m.message);
+    const [view] = i.list();
+    const shown = view!.message as { params: { arguments: { credentials: unknown[] } } };
+    // Both entries show the same mask; the person removes the first (the production token) and forwards the rest.
+    const edited = structuredClone(shown);
+    edited.params.arguments.credentials.shift();
+    expect(i.release(view!.hold, "edit", edited)).toBe(true);
+    const release = (await done) as { message: unknown };
+    expect(JSON.stringify(release.message)).not.toContain("prod-token-aaaaaaaaaaaa");
   });
 });
