@@ -46,7 +46,7 @@ export class TaskCalls {
     private readonly now: () => number,
   ) {
     this.table = new TaskTable(bounds, (task, loss) => this.lost(task, loss === "scope_ended" ? this.endReason : LOSS_REASONS[loss](task)));
-    this.awaiting = new AwaitingCreation(bounds.maxEntries);
+    this.awaiting = new AwaitingCreation(bounds.maxEntries, bounds.maxBytes);
   }
 
   get usage(): { entries: number; bytes: number } {
