@@ -74,6 +74,27 @@ export function appDigest(app: AppContent): string {
   return sha256Of(canonicalJson({ html: app.html, mimeType: app.mimeType ?? null, ui: app.ui ?? null }));
 }
 
+/** One pin of an app read: the URI it is pinned under, where its content is in the answer, its digest. */
+export interface AppPin {
+  uri: string;
+  path: string;
+  sha256: string;
+}
+
+/**
+ * What an answer to an app read pins. A host renders what the answer to its read holds, whatever URI a
+ * content names itself: so under the URI the read named, every app content of the answer as one digest (one
+ * content naming that URI: the content's own digest). Without the read's URI (an answer tied to no request),
+ * each content under its own URI.
+ */
+export function appPins(apps: readonly AppContent[], readUri: string | undefined): AppPin[] {
+  if (readUri === undefined) return apps.map((app) => ({ uri: app.uri, path: app.path, sha256: appDigest(app) }));
+  if (apps.length === 0) return [];
+  const sole = apps.length === 1 && apps[0]!.uri === readUri;
+  const sha256 = sole ? appDigest(apps[0]!) : sha256Of(canonicalJson(apps.map((app) => ({ uri: app.uri, html: app.html, mimeType: app.mimeType ?? null, ui: app.ui ?? null }))));
+  return [{ uri: readUri, path: sole ? apps[0]!.path : "/result/contents", sha256 }];
+}
+
 /** The name an app is pinned under, beside its server's tools: no tool name has a space (spec: [A-Za-z0-9_.-]). */
 export function appPinName(uri: string): string {
   return `app ${uri}`;

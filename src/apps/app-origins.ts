@@ -23,7 +23,14 @@ const MAX_ORIGINS = 100;
 
 /** A tag's text runs to the next `<` or `>`: the spans of two matches never overlap, so the scan stays linear. */
 const TAG = /<(script|img|link|iframe|frame|base|source|video|audio|embed|object|track|input|form)\b([^<>]*)/gi;
-const ATTRIBUTE = /\s(src|href|data|action|poster)\s*=\s*["']?((?:[a-z][a-z0-9+.-]{0,20}:)?\/\/[^"'\s>]+)/gi;
+/**
+ * A browser strips the spaces around a quoted URL and, for http(s), reads `\` as `/`. The quote stands
+ * between the two runs of spaces, so no two quantifiers compete for the same characters.
+ */
+const ATTRIBUTE = /\s(src|href|data|action|poster)\s*=\s*(?:["']\s*)?((?:[a-z][a-z0-9+.-]{0,20}:)?[\/\\]{2}[^"'\s>]+)/gi;
+/** `srcset` and `imagesrcset` (quoted): comma-separated candidates, each a URL and a descriptor. */
+const SRCSET = /\s(srcset|imagesrcset)\s*=\s*["']([^"'<>]{1,20000})/gi;
+const REMOTE_URL = /^(?:[a-z][a-z0-9+.-]{0,20}:)?[\/\\]{2}/i;
 const CSS_URL = /(?:url\(\s{0,10}|@import\s{1,10})["']?((?:https?:)?\/\/[^"')\s;]{1,2000})/gi;
 const MODULE = /\b(?:import|from)\s{0,10}\(?\s{0,10}["'`]((?:https?:)?\/\/[^"'`\s]{1,2000})/g;
 const CONNECT = /\b(fetch|WebSocket|EventSource|sendBeacon|open)\s{0,10}\(\s{0,10}(?:["'][A-Za-z]{1,10}["']\s{0,10},\s{0,10})?["'`]((?:(?:https?|wss?):)?\/\/[^"'`\s]{1,2000})/g;
@@ -42,6 +49,12 @@ export function originsOf(html: string): OriginSeen[] {
     const tag = t[1]!.toLowerCase();
     const use: OriginUse = tag === "iframe" || tag === "frame" ? "frameDomains" : tag === "base" ? "baseUriDomains" : tag === "form" ? "connectDomains" : "resourceDomains";
     for (const m of t[2]!.matchAll(ATTRIBUTE)) add(m[2]!, use, `<${tag} ${m[1]!.toLowerCase()}>`);
+    for (const m of t[2]!.matchAll(SRCSET)) {
+      for (const candidate of m[2]!.split(",")) {
+        const url = candidate.trim().split(/\s/, 1)[0]!;
+        if (REMOTE_URL.test(url)) add(url, use, `<${tag} ${m[1]!.toLowerCase()}>`);
+      }
+    }
   }
   for (const m of text.matchAll(CSS_URL)) add(m[1]!, "resourceDomains", "CSS url()/@import");
   for (const m of text.matchAll(MODULE)) add(m[1]!, "resourceDomains", "import");
@@ -52,7 +65,7 @@ export function originsOf(html: string): OriginSeen[] {
 /** `scheme://host[:port]` of an absolute or scheme-relative URL (scheme-relative read as https); else undefined. */
 function originOf(url: string): string | undefined {
   try {
-    const u = new URL(url.startsWith("//") ? `https:${url}` : url);
+    const u = new URL(/^[\/\\]{2}/.test(url) ? `https:${url}` : url);
     if (!["http:", "https:", "ws:", "wss:"].includes(u.protocol)) return undefined;
     return u.origin;
   } catch {

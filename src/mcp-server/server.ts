@@ -2,7 +2,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { VERSION } from "../cli/package-info.js";
-import { escapeLine } from "../log/escape-line.js";
+import { escapeLine, visibleText } from "../log/escape-line.js";
 import type { ReplaySettings } from "./replay-tool.js";
 import type { ServedLogs } from "./served-logs.js";
 import { listSessions, sessionKeyer, sessionUri } from "./sessions.js";
@@ -60,8 +60,9 @@ function registerSessionResources(server: McpServer, logs: ServedLogs): void {
       return {
         resources: sessions.map((s) => ({
           uri: s.uri,
-          name: `${s.serverName ?? s.server ?? "?"} ${s.id.slice(0, 12)}`,
-          description: `${s.calls} calls, ${s.errors} errors, ${s.denials} denials${s.ended ? `; ended: ${s.ended}` : ""}`,
+          // Recorded text (a server's name, a session id, an end reason) is a peer's: escaped as in the tools' text.
+          name: visibleText(`${s.serverName ?? s.server ?? "?"} ${s.id.slice(0, 12)}`),
+          description: visibleText(`${s.calls} calls, ${s.errors} errors, ${s.denials} denials${s.ended ? `; ended: ${s.ended}` : ""}`),
           mimeType: "application/x-ndjson",
         })),
       };

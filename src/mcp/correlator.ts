@@ -41,6 +41,8 @@ export interface PendingRequest {
   readonly round?: number;
   /** The request asked for a task, or names one (src/mcp/tasks). */
   readonly task?: PendingTask;
+  /** A resources/read: the URI it named (cut to 600 characters), under which an app in its answer is pinned. */
+  readonly readUri?: string;
 }
 
 export type Unanswered = PendingRequest & { reason: string };
@@ -212,5 +214,5 @@ function tokenKey(server: string, session: string | null, direction: Direction, 
 /** What one entry holds: its strings (twice: the entry and its key), what it keeps for its answer, its overhead. */
 function pendingBytes(p: PendingRequest): number {
   const id = typeof p.id === "string" ? p.id : "";
-  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + textBytes(p.task?.taskId) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
+  return 2 * textBytes(p.server, p.session, p.flow, p.path, p.method, p.tool, id, p.call) + textBytes(p.task?.taskId, p.readUri) + (p.keep?.bytes ?? 0) + ENTRY_OVERHEAD;
 }

@@ -121,6 +121,7 @@ export class McpTracker {
             protocolVersion: event.protocolVersion,
             ...(event.round !== undefined ? { call: event.call, round: event.round } : {}),
             ...(task ? { task } : {}),
+            ...(msg.method === "resources/read" && typeof msg.params?.uri === "string" ? { readUri: msg.params.uri.slice(0, MAX_READ_URI_CHARS) } : {}),
           });
         }
         break;
@@ -293,6 +294,9 @@ export class McpTracker {
  * `capabilities`, each replaced by a note when larger than MAX_KEPT_INITIALIZE_BYTES (never the whole params:
  * a client that never gets answers would make the proxy hold every request it sends).
  */
+/** A read's URI kept at most this long: past it (over the pin store's 512-byte names) an app is not pinned, and said so. */
+const MAX_READ_URI_CHARS = 600;
+
 function keptOfInitialize(params: Record<string, unknown> | undefined): { value: unknown; bytes: number } {
   let bytes = 0;
   const value: Record<string, unknown> = {};

@@ -15,6 +15,8 @@ export interface JudgedMessage {
   /** A task's final result (tasks/result answer): the method of the call that created the task. */
   callMethod?: string;
   tool: string | undefined;
+  /** Of a resources/read answer: the URI its request named (undefined when the answer is tied to no request). */
+  readUri?: string;
   /** the whole JSON-RPC message as parsed */
   raw: unknown;
 }
@@ -29,6 +31,7 @@ export function judgedMessage(e: RpcEvent): JudgedMessage {
     method: e.method,
     ...(e.callMethod !== undefined ? { callMethod: e.callMethod } : {}),
     tool: e.tool,
+    ...(e.answered?.readUri !== undefined && e.kind === "response" ? { readUri: e.answered.readUri } : {}),
     raw: e.raw,
   };
 }

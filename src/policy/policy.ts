@@ -8,7 +8,7 @@ import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning, type RateLimitVerdict } from "./rate-limiter.js";
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
-import { appContentsOf, appDigest, appPinName } from "../apps/app-messages.js";
+import { appContentsOf, appPinName, appPins } from "../apps/app-messages.js";
 import { appFindings } from "../apps/app-checks.js";
 
 export type { Decision, DecisionRule, PolicyFinding } from "../mcp/decision.js";
@@ -202,11 +202,14 @@ export class Policy {
 
   /** An app's HTML and `_meta.ui`, pinned beside its server's tools on first read; a later change is `ui_changed`. */
   private appPinFindings(m: JudgedMessage): PolicyFinding[] | Promise<PolicyFinding[]> {
-    const apps = appContentsOf((m.raw as { result?: unknown }).result).filter((app) => Buffer.byteLength(appPinName(app.uri)) <= MAX_PINNED_NAME_BYTES);
-    if (apps.length === 0) return [];
-    const observed = this.deps.pins!.observe(m.server, apps.map((app) => ({ name: appPinName(app.uri), sha256: appDigest(app), firstUse: true })), new Date(this.now()));
+    const pins = appPins(appContentsOf((m.raw as { result?: unknown }).result), m.readUri);
+    const unpinnable = pins.filter((app) => Buffer.byteLength(appPinName(app.uri)) > MAX_PINNED_NAME_BYTES);
+    const found = unpinnable.map((app): PolicyFinding => ({ type: "tool_unpinnable", path: app.path, detail: `app ${JSON.stringify(`${app.uri.slice(0, 64)}…`)} cannot be pinned (its URI is longer than the pin store's names)` }));
+    const apps = pins.filter((app) => !unpinnable.includes(app));
+    if (apps.length === 0) return found;
+    const observed = this.deps.pins!.observe(m.server, apps.map((app) => ({ name: appPinName(app.uri), sha256: app.sha256, firstUse: true })), new Date(this.now()));
     const findings = ({ verdicts, notSaved }: PinObservation): PolicyFinding[] => {
-      const out: PolicyFinding[] = [];
+      const out: PolicyFinding[] = [...found];
       verdicts.forEach((seen, i) => {
         const app = apps[i]!;
         if (seen === "changed") out.push({ type: "ui_changed", path: app.path, detail: `app ${JSON.stringify(app.uri)} (its HTML or _meta.ui) differs from the pinned one` });

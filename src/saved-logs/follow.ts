@@ -70,16 +70,18 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
   const onAbort = (): void => wake.wake();
   opts.signal?.addEventListener("abort", onAbort);
 
-  /** Reads what the open file has beyond `position`; returns its complete lines. */
-  const readAvailable = async (): Promise<string[]> => {
-    const lines: string[] = [];
+  /** Reads what the open file has beyond `position`, a chunk at a time: its complete lines as they come. */
+  let linesRead = 0;
+  async function* readAvailable(): AsyncGenerator<string> {
     for (;;) {
       const { bytesRead } = await handle!.read(buffer, 0, buffer.length, position);
-      if (bytesRead === 0) return lines;
+      if (bytesRead === 0) return;
       position += bytesRead;
-      lines.push(...splitter.push(buffer.subarray(0, bytesRead)));
+      const lines = splitter.push(buffer.subarray(0, bytesRead));
+      linesRead += lines.length;
+      yield* lines;
     }
-  };
+  }
 
   try {
     while (!opts.signal?.aborted) {
@@ -102,8 +104,8 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
           continue;
         }
       }
-      const lines = await readAvailable();
-      yield* lines;
+      const before = linesRead;
+      yield* readAvailable();
       if (!follow) {
         yield* splitter.flush();
         return;
@@ -122,7 +124,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
       }
       if (current !== null && (current.dev !== identity!.dev || current.ino !== identity!.ino)) {
         // Rotated: the rest of the old file (a writer may still have appended to it), then the new one.
-        yield* await readAvailable();
+        yield* readAvailable();
         yield* splitter.flush();
         await handle.close().catch(() => undefined);
         handle = null;
@@ -135,7 +137,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
         splitter.reset();
         continue;
       }
-      if (lines.length === 0) await wake.wait(pollMs);
+      if (linesRead === before) await wake.wait(pollMs);
     }
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);

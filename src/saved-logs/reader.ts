@@ -11,12 +11,20 @@ export class LineSplitter {
   private decoder = new StringDecoder("utf8");
   private partial = "";
 
-  /** The complete lines in `chunk` (and the text before it). */
+  /**
+   * The complete lines in `chunk` (and the text before it). A chunk without a newline is only appended: the
+   * partial line is split once, when its newline comes, so a long line costs its length, not its square.
+   */
   push(chunk: Buffer | string): string[] {
-    const text = this.partial + (typeof chunk === "string" ? chunk : this.decoder.write(chunk));
-    const parts = text.split("\n");
-    this.partial = parts.pop() ?? "";
-    const lines = parts.map(stripCr);
+    const piece = typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    let lines: string[] = [];
+    if (piece.includes("\n")) {
+      const parts = (this.partial + piece).split("\n");
+      this.partial = parts.pop() ?? "";
+      lines = parts.map(stripCr);
+    } else {
+      this.partial += piece;
+    }
     if (this.partial.length > MAX_LINE_CHARS) {
       lines.push(this.partial);
       this.partial = "";

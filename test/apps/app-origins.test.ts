@@ -33,6 +33,15 @@ describe("originsOf", () => {
     );
   });
 
+  it("sees the spellings a browser loads as well: padded values, backslashes for slashes, srcset candidates", () => {
+    const html = `<script src=" https://pad.example/x.js "></script><img src="https:\\\\back.example/i.png">
+      <img src=x.png srcset="small.png 1x, https://set.example/b.png 2x"><link rel="preload" as="image" imagesrcset=' https://preload.example/p.png 480w'>
+      <iframe src='\\\\frame.example/'></iframe>`;
+    expect(originsOf(html).map((o) => `${o.use} ${o.origin}`).sort()).toEqual(
+      ["frameDomains https://frame.example", "resourceDomains https://back.example", "resourceDomains https://pad.example", "resourceDomains https://preload.example", "resourceDomains https://set.example"].sort(),
+    );
+  });
+
   it("a hostile page of unclosed tags and half URLs is read in linear time (no stall) and yields nothing false", () => {
     const html = "<img ".repeat(200_000) + "url(//".repeat(100_000) + 'fetch("'.repeat(100_000);
     const started = process.hrtime.bigint();

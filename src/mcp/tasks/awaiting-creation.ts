@@ -1,3 +1,4 @@
+import { ENTRY_OVERHEAD, textBytes } from "../../bounds/evictions.js";
 import type { Direction } from "../correlator.js";
 
 export interface Creating {
@@ -11,14 +12,19 @@ const PER_SCOPE = 16;
 /**
  * Requests that asked for a task and wait for the answer that creates it, by (server, session, direction).
  * A status notification that comes before that answer is tied to the call when exactly one such request is
- * waiting in its scope. Bounded: PER_SCOPE per scope, `maxEntries` in all (the oldest scope goes first); the tool names
- * are those of requests the correlator holds, counted in its bytes.
+ * waiting in its scope. Bounded: PER_SCOPE per scope, `maxEntries` and `maxBytes` in all (the oldest scope
+ * goes first). Its call and tool strings are counted here too: a request the correlator has let go (given up,
+ * evicted) is still waited on here, and would keep them alive.
  */
 export class AwaitingCreation {
   private readonly scopes = new Map<string, Creating[]>();
   private entries = 0;
+  private bytes = 0;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
+  ) {}
 
   add(server: string, session: string | null, direction: Direction, creating: Creating): void {
     const key = scopeKey(server, session, direction);
@@ -26,12 +32,13 @@ export class AwaitingCreation {
     this.scopes.delete(key);
     list.push(creating);
     this.entries++;
+    this.bytes += entryBytes(key, creating);
     if (list.length > PER_SCOPE) {
-      list.shift();
+      this.bytes -= entryBytes(key, list.shift()!);
       this.entries--;
     }
     this.scopes.set(key, list);
-    while (this.entries > this.maxEntries) this.deleteScope(this.scopes.keys().next().value as string);
+    while (this.entries > this.maxEntries || this.bytes > this.maxBytes) this.deleteScope(this.scopes.keys().next().value as string);
   }
 
   remove(server: string, session: string | null, direction: Direction, call: string): void {
@@ -40,7 +47,7 @@ export class AwaitingCreation {
     if (!list) return;
     const at = list.findIndex((c) => c.call === call);
     if (at !== -1) {
-      list.splice(at, 1);
+      this.bytes -= entryBytes(key, list.splice(at, 1)[0]!);
       this.entries--;
     }
     if (list.length === 0) this.scopes.delete(key);
@@ -57,9 +64,16 @@ export class AwaitingCreation {
   }
 
   private deleteScope(key: string): void {
-    this.entries -= this.scopes.get(key)?.length ?? 0;
+    for (const creating of this.scopes.get(key) ?? []) {
+      this.entries--;
+      this.bytes -= entryBytes(key, creating);
+    }
     this.scopes.delete(key);
   }
+}
+
+function entryBytes(key: string, c: Creating): number {
+  return textBytes(key, c.call, c.tool) + ENTRY_OVERHEAD;
 }
 
 function scopeKey(server: string, session: string | null, direction: Direction): string {

@@ -46,7 +46,7 @@ export class TaskCalls {
     private readonly now: () => number,
   ) {
     this.table = new TaskTable(bounds, (task, loss) => this.lost(task, loss === "scope_ended" ? this.endReason : LOSS_REASONS[loss](task)));
-    this.awaiting = new AwaitingCreation(bounds.maxEntries);
+    this.awaiting = new AwaitingCreation(bounds.maxEntries, bounds.maxBytes);
   }
 
   get usage(): { entries: number; bytes: number } {
@@ -73,19 +73,32 @@ export class TaskCalls {
     return { taskId, requester };
   }
 
-  /** An answer to `request`: a creation, or the answer to a tasks/* request. */
+  /**
+   * An answer to `request`: a creation, or the answer to a tasks/* request. A tasks/result result for a task
+   * the proxy does not follow (its ttl passed, the table overflowed, an id too long or not a string) is the
+   * result of a call the proxy cannot name: a rule on that call's tool cannot be applied, so the result is
+   * marked unreadable (enforce mode refuses it, monitor mode flags it).
+   */
   answered(request: PendingRequest, where: Where, msg: ClassifiedMessage, event: RpcEvent): void {
+    const followed = this.answeredTask(request, where, msg, event);
+    if (followed || request.method !== "tasks/result" || msg.kind !== "response") return;
+    const reason = "the result of a task the proxy does not follow: which call's result it is, and so which rules hold, cannot be told";
+    event.readability = event.readability ? { ...event.readability, reason: `${event.readability.reason}; ${reason}` } : { reason, alternates: [] };
+  }
+
+  /** True when the answer was tied to a task the proxy follows. */
+  private answeredTask(request: PendingRequest, where: Where, msg: ClassifiedMessage, event: RpcEvent): boolean {
     const pending = request.task;
-    if (!pending) return;
+    if (!pending) return false;
     if (pending.asks) {
       this.awaiting.remove(where.server, where.session, request.direction, callOf(request.flow, request.id));
       const created = createdTask(msg);
       if (created) this.create(request, where.session, created, event);
-      return;
+      return false;
     }
-    if (pending.taskId === undefined || pending.requester === undefined) return;
+    if (pending.taskId === undefined || pending.requester === undefined) return false;
     const task = this.mark(where, pending.requester, pending.taskId, event);
-    if (!task) return;
+    if (!task) return false;
     if (request.method === "tasks/result") {
       event.task!.final = true;
       event.callMethod = task.method;
@@ -94,6 +107,7 @@ export class TaskCalls {
       const state = answeredTask(msg);
       if (state?.taskId === task.taskId) this.statusOf(task, state, event);
     }
+    return true;
   }
 
   /** A `notifications/tasks/status`, or a notification naming a related task. */
