@@ -65,8 +65,10 @@ describe("a peer sending huge methods and ids, OTLP on, to a real receiver on lo
       await proxy.waitForRecords((r) => r.event === "rpc" && r.kind === "response", requests + 1, { what: "responses", timeoutMs: 20_000 });
       await waitUntil(() => receiver.spans.length === requests + 1, { what: "the spans exported", timeoutMs: 10_000 });
       gc();
-      // 12 MB of methods and ids went by (was: about 4 MiB kept a request, in the record feed and the spans).
-      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(16 * 1024 * 1024);
+      // 12 MB of methods and ids went by (was: about 4 MiB kept a request, in the record feed and the spans:
+      // 40 MiB). The test's own proxy harness keeps every record it read, about 16 MiB of them here, so the
+      // bound leaves that room and still catches the old retention.
+      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(24 * 1024 * 1024);
     } finally {
       await client.close();
       await proxy.stop();
