@@ -5,7 +5,7 @@ import type { MessageHandler, TrackedContext } from "../mcp/tracker.js";
 import { answersNothing, asciiJson, droppedError, isEnforcedDeny, policyError, replacementForServerMessage, unreadableError } from "../mcp/replies.js";
 import { LineFramer, type LineSink } from "./line-framer.js";
 import { leadingId, readLine, type LineReading } from "./read-line.js";
-import { OrderedOutput } from "./ordered-output.js";
+import { HeldLineQueue } from "./held-line-queue.js";
 
 /** What `--intercept` does for a launch: which judged lines it holds, and how each held one is released. */
 export interface LineIntercept {
@@ -42,12 +42,12 @@ export class StdioTap {
   private readonly fromClientFramer: LineFramer;
   private readonly fromServerFramer: LineFramer;
   /** With `--intercept`: each direction's lines in order, those behind a held line waiting for it. */
-  private readonly outputs: Record<Direction, OrderedOutput> | null;
+  private readonly outputs: Record<Direction, HeldLineQueue> | null;
 
   constructor(private readonly o: StdioTapOptions) {
     // Before the framers: their sinks forward through these.
     const waiting = o.intercept?.maxWaitingBytes ?? 0;
-    this.outputs = o.intercept ? { client_to_server: new OrderedOutput(o.toServer, waiting), server_to_client: new OrderedOutput(o.toClient, waiting) } : null;
+    this.outputs = o.intercept ? { client_to_server: new HeldLineQueue(o.toServer, waiting), server_to_client: new HeldLineQueue(o.toClient, waiting) } : null;
     this.fromClientFramer = new LineFramer(o.maxInspectBytes, this.sink("client_to_server"));
     this.fromServerFramer = new LineFramer(o.maxInspectBytes, this.sink("server_to_client"));
   }

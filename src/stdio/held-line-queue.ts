@@ -15,7 +15,7 @@ interface Slot {
  * held one waits for it. What waits is bounded in bytes: past `maxBytes` a line is refused (`send` returns false)
  * and its sender is answered instead.
  */
-export class OrderedOutput {
+export class HeldLineQueue {
   private readonly slots: Slot[] = [];
   private waiting = 0;
 
@@ -62,21 +62,18 @@ export class OrderedOutput {
   }
 
   private flush(): void {
-    while (this.slots.length > 0 && !this.slots[0]!.open) {
-      const slot = this.slots.shift()!;
-      for (const chunk of slot.chunks) {
-        this.waiting -= chunk.length;
-        this.write(chunk);
-      }
-    }
+    while (this.slots.length > 0 && !this.slots[0]!.open) this.drain(this.slots.shift()!);
     // The new head may be a held message's place that already has bytes (sent while it was not first).
     const head = this.slots[0];
-    if (head) {
-      for (const chunk of head.chunks) {
-        this.waiting -= chunk.length;
-        this.write(chunk);
-      }
-      head.chunks = [];
+    if (head) this.drain(head);
+  }
+
+  /** Writes what waits in `slot`, and forgets it. */
+  private drain(slot: Slot): void {
+    for (const chunk of slot.chunks) {
+      this.waiting -= chunk.length;
+      this.write(chunk);
     }
+    slot.chunks = [];
   }
 }
