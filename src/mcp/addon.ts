@@ -180,6 +180,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     return tap;
   };
 
+  /** How a person's edit of a held message is judged: as a JSON body of its direction, by a decoder of its own. */
+  const editedJudge =
+    (flow: McpFlow, direction: "client_to_server" | "server_to_client") =>
+    (body: Buffer): Promise<Judged[]> =>
+      judgeBody((take) => decoder(flow, direction, { "content-type": "application/json" }, take, undefined), body);
+
   /** Enforce mode holds the body until it is judged; `--intercept` until a person releases what it selects. */
   const holdRequest = (flow: McpFlow, sniffed: boolean): void => {
     const enforced = opts.enforce ? enforceRequest(pipeline, flow, opts.enforce, sniffed) : null;
@@ -187,7 +193,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       if (enforced) flow.ex.holdRequest(enforced);
       return;
     }
-    const judgeEdited = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "client_to_server", { "content-type": "application/json" }, take, undefined), body);
+    const judgeEdited = editedJudge(flow, "client_to_server");
     const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {};
     flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
@@ -243,7 +249,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const mode = head.mode;
       if (mode === "ignored") return;
       const intercept = opts.intercept;
-      const judgeEditedResponse = (body: Buffer): Promise<Judged[]> => judgeBody((take) => decoder(flow, "server_to_client", { "content-type": "application/json" }, take, undefined), body);
+      const judgeEditedResponse = editedJudge(flow, "server_to_client");
       // Monitor mode with --intercept: JSON bodies and (identity-coded) event streams are judged before they go on.
       if (!opts.enforce && intercept && interceptMonitoredResponse(pipeline, flow, mode, intercept, (take) => decoder(flow, "server_to_client", ex.response!.headers, take), judgeEditedResponse, opts)) return;
       if (!opts.enforce) {
