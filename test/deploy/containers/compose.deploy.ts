@@ -3,8 +3,9 @@
  * registry gives here (scripts/deploy/base-images.sh): Debian's HAProxy and Redis, and an OTLP/HTTP sink
  * in place of the Collector. What the test adds, it adds from outside the file: podman run arguments
  * mounting a policy with a shared rate limit over the image's /app/config/policy.yaml, naming the test's
- * HTTPS MCP server (on the Compose network's gateway: a container reaches no host loopback) upstream.test,
- * and trusting the test CA that signed it (NODE_EXTRA_CA_CERTS).
+ * HTTPS MCP server upstream.test, and trusting the test CA that signed it (NODE_EXTRA_CA_CERTS). That server
+ * (upstream-server.mjs) runs in a container of the same image on the Compose network: a container reaches
+ * no host loopback, and a host's address on the bridge may be firewalled off where the suite runs.
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,11 +14,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectStreamable } from "../../helpers/mcp-client.js";
-import { startMcpUpstream, type McpUpstream } from "../../helpers/mcp-upstream.js";
 import { REPO_ROOT, type LogRecord } from "../../helpers/proxy-harness.js";
 import { testPki } from "../../helpers/test-pki.js";
 import { sharedLimitPolicy } from "../../state/redis-harness.js";
-import { BUILD_ARGS, exec, IMAGE, podman, until } from "./podman.js";
+import { BUILD_ARGS, exec, IMAGE, podman, uniqueName, until } from "./podman.js";
 
 const PROJECT = "mcp-wiretap";
 const CREDENTIALS = "wiretap:change-me";
@@ -25,6 +25,8 @@ const DEPLOY = path.join(REPO_ROOT, "deploy");
 const CA_DIR = path.join(DEPLOY, "ca");
 const NETWORK = `${PROJECT}_default`;
 const container = (service: string): string => `${PROJECT}_${service}_1`;
+const UPSTREAM = uniqueName("upstream");
+const UPSTREAM_PORT = 8443;
 
 async function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -35,7 +37,6 @@ async function portFree(port: number): Promise<boolean> {
 
 describe("deploy/docker-compose.yml under podman-compose", () => {
   let dir: string;
-  let upstream: McpUpstream;
   let caPem: string;
   let madeCa = false;
   let composeArgs: string[];
@@ -70,18 +71,29 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
     const policy = path.join(dir, "policy.yaml");
     writeFileSync(policy, sharedLimitPolicy("five-calls-compose"));
     chmodSync(policy, 0o644);
+    const pki = testPki();
+    const upstreamFiles = { "upstream-ca.pem": pki.caPem, "cert.pem": pki.serverCertPem, "key.pem": pki.serverKeyPem };
+    for (const [name, pem] of Object.entries(upstreamFiles)) {
+      writeFileSync(path.join(dir, name), pem);
+      chmodSync(path.join(dir, name), 0o644); // the image's user reads them; a test key
+    }
     const upstreamCa = path.join(dir, "upstream-ca.pem");
-    writeFileSync(upstreamCa, testPki().caPem);
-    chmodSync(upstreamCa, 0o644);
-    // The network first, to know its gateway: the test's MCP server listens there.
+    // The network first, and the test's MCP server on it, to know its address.
     await podman(["network", "create", NETWORK]);
-    const gateway = (await podman(["network", "inspect", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}", NETWORK])).stdout.trim();
+    await podman([
+      "run", "-d", "--pull=never", "--name", UPSTREAM, "--network", NETWORK, "--entrypoint", "node",
+      "-e", `PORT=${UPSTREAM_PORT}`,
+      "-v", `${path.join(REPO_ROOT, "test/deploy/containers/upstream-server.mjs")}:/app/test-upstream.mjs:ro`,
+      "-v", `${path.join(dir, "cert.pem")}:/etc/upstream/cert.pem:ro`, "-v", `${path.join(dir, "key.pem")}:/etc/upstream/key.pem:ro`,
+      IMAGE, "/app/test-upstream.mjs",
+    ]);
+    const upstreamIp = (await podman(["inspect", "--format", `{{(index .NetworkSettings.Networks "${NETWORK}").IPAddress}}`, UPSTREAM])).stdout.trim();
+    await until(async () => (await podman(["logs", UPSTREAM])).stdout.includes("upstream listening"), 30_000, () => "the test's MCP server listening");
     // The build options of the image built first: its layers are reused.
-    composeArgs = ["-p", PROJECT, "-f", "docker-compose.yml", "--podman-build-args", BUILD_ARGS.join(" "), "--podman-run-args", `--add-host upstream.test:${gateway} -v ${policy}:/app/config/policy.yaml:ro -v ${upstreamCa}:/etc/mcp-wiretap-test/upstream-ca.pem:ro -e NODE_EXTRA_CA_CERTS=/etc/mcp-wiretap-test/upstream-ca.pem`];
+    composeArgs = ["-p", PROJECT, "-f", "docker-compose.yml", "--podman-build-args", BUILD_ARGS.join(" "), "--podman-run-args", `--add-host upstream.test:${upstreamIp} -v ${policy}:/app/config/policy.yaml:ro -v ${upstreamCa}:/etc/mcp-wiretap-test/upstream-ca.pem:ro -e NODE_EXTRA_CA_CERTS=/etc/mcp-wiretap-test/upstream-ca.pem`];
     const t0 = Date.now();
     await compose(["up", "-d", "--build"]);
     console.log(`test:deploy: podman-compose up --build took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    upstream = await startMcpUpstream({ host: gateway });
     // Both replicas healthy (the image's HEALTHCHECK), and neither marked down by HAProxy's own checks
     // (a replica still starting may have been: it comes back after `rise` checks).
     for (const service of ["wiretap-a", "wiretap-b"]) {
@@ -99,7 +111,7 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
   }, 420_000);
 
   afterAll(async () => {
-    await upstream?.close();
+    await podman(["rm", "-f", "-t", "0", UPSTREAM]).catch(() => undefined);
     if (composeArgs) await compose(["down", "-v"]).catch((err: Error) => console.warn(err.message));
     await podman(["network", "rm", "-f", NETWORK]).catch(() => undefined);
     await podman(["rmi", "-f", `${PROJECT}_wiretap-a`, `${PROJECT}_wiretap-b`]).catch(() => undefined);
@@ -114,7 +126,7 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
     return (existsSync(file) ? readFileSync(file, "utf8") : "").split("\n").filter(Boolean).map((line) => JSON.parse(line) as LogRecord);
   }
 
-  const server = (): string => `upstream.test:${upstream.port}`;
+  const server = (): string => `upstream.test:${UPSTREAM_PORT}`;
 
   /** One MCP session through the balancer: tools/list, then one echo call; how the call ended. */
   async function session(message: string): Promise<string> {
@@ -169,6 +181,7 @@ describe("deploy/docker-compose.yml under podman-compose", () => {
   }, 60_000);
 
   it("is torn down by podman-compose down -v, leaving no container, volume or network", async () => {
+    await podman(["rm", "-f", "-t", "0", UPSTREAM]); // the test's own, not the Compose project's
     await compose(["down", "-v"]);
     await podman(["network", "rm", "-f", NETWORK]).catch(() => undefined);
     expect(await leftovers()).toEqual([]);
