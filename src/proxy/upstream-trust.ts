@@ -47,8 +47,8 @@ function readPemFile(file: string): string[] {
   for (const pem of pems) {
     try {
       new X509Certificate(pem);
-    } catch {
-      throw new TrustError(`--upstream-ca ${file}: a certificate in it does not parse`);
+    } catch (err) {
+      throw new TrustError(`--upstream-ca ${file}: a certificate in it does not parse (${(err as Error).message})`);
     }
   }
   return pems;

@@ -3,6 +3,7 @@
  * cannot check safely (RE2-unsupported syntax, too large, too deep) are skipped with a record note.
  */
 import { describe, expect, it } from "vitest";
+import { SchemaCompiler } from "../../src/policy/schema-compiler.js";
 import { policyFrom, toolCall, toolsListResponse } from "./policy-fixtures.js";
 
 const SCHEMA_ONLY = "detectors: { secrets: off, pii: off, hiddenText: off, poisoning: off, toolPinning: off, schema: flag }\n";
@@ -96,10 +97,16 @@ describe("schema checks: bounded compilation", () => {
     const tools = Array.from({ length: 300 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: "object", properties } }));
     policy.judge(toolsListResponse(tools, { server: SERVER }));
     policy.judge(toolCall("t0", { p1: "ok" }, { server: SERVER }));
-    // 300 compilations of a 100-property schema take seconds; 300 cache hits take milliseconds.
-    const { value: all, ms } = timed(() => tools.map((t) => policy.judge(toolCall(t.name, { p1: "far too long" }, { server: SERVER }))));
-    expect(ms).toBeLessThan(1_000);
+    const all = tools.map((t) => policy.judge(toolCall(t.name, { p1: "far too long" }, { server: SERVER })));
     expect(all.every((d) => schemaRule(d)?.findings?.[0]?.type === "schema_violation")).toBe(true);
+    // Compiled once: equal content (another object, other key order) gets the very same validator. (Not a
+    // timing: 300 compilations take seconds and 300 hits milliseconds, but a busy machine blurs both.)
+    const compiler = new SchemaCompiler();
+    const first = compiler.compile({ type: "object", properties });
+    const again = compiler.compile(JSON.parse(JSON.stringify({ properties, type: "object" })) as object);
+    expect(first.validate).toBeTypeOf("function");
+    expect(again.validate).toBe(first.validate);
+    expect(compiler.compile({ type: "object", properties: { p0: { type: "number" } } }).validate).not.toBe(first.validate);
   });
 
   it("two servers may use the same $id for different schemas: each is checked against its own", () => {
