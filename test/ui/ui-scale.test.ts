@@ -71,8 +71,8 @@ describe("web UI at scale", () => {
       await waitInPage(page, `document.querySelector(".status .count")?.textContent.startsWith("${Math.ceil(RECORDS / 2 / 3)} shown")`, "the echo filter applied", 20_000);
       const filtered = performance.now() - started - scrolled;
       console.log(`[ui-scale] ${RECORDS} records: loaded in ${loaded.toFixed(0)} ms, scrolled to the middle and end by ${scrolled.toFixed(0)} ms; filter tool:echo over them in ${filtered.toFixed(0)} ms; ${await countText(page)}`);
-      // Seconds on a two-core machine (5.6 s with the machine loaded sevenfold); the bound only catches what grows with the log (a quadratic
-      // render or filter takes minutes here).
+      // Seconds on a two-core machine (5.6 s with it loaded sevenfold): the bound catches what grows with
+      // the log (a quadratic render or filter takes minutes here), not a busy machine.
       expect(scrolled).toBeLessThan(20_000);
     } finally {
       await page.close();
