@@ -6,7 +6,7 @@
  * `mcp-wiretap stdio` launched as `wrap` writes it (node's options of startup/node-flags.ts, its compile
  * cache in a per-run folder, warmed by a first launch); the same without the node options (as typed by
  * hand); with the cache off (NODE_DISABLE_COMPILE_CACHE=1); with --base DIR, the build of another checkout (its
- * dist/cli/main.js, say of the main branch) for a before/after in one run. Options: --launches N (default 20),
+ * dist/cli/main.js, say of the main branch, launched as `wrap` writes it) for a before/after in one run. Options: --launches N (default 20),
  * --base DIR.
  */
 import { spawn } from "node:child_process";
@@ -44,7 +44,7 @@ function rssMiB(pid: number | undefined): number | null {
 
 async function launch(variant: Variant, n: number): Promise<Sample> {
   const main = variant === "wrapped@base" ? BASE_MAIN! : MAIN;
-  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" ? WRAPPED_NODE_FLAGS : [];
+  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" || variant === "wrapped@base" ? WRAPPED_NODE_FLAGS : [];
   const args = variant === "bare" ? [ECHO] : [...flags, main, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
   // A compile cache per variant: V8 rejects code cached under other flags, and variants sharing one cache
   // would each find the other's and compile afresh every launch.

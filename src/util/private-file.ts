@@ -16,7 +16,6 @@
  *
  * File modes and owners mean little on Windows: the checks are skipped there.
  */
-import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { link, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
@@ -195,13 +194,23 @@ export function ensurePrivateDir(dir: string, what: string): { created: boolean 
 }
 
 /**
+ * A new name beside `file` for its next version. node:crypto is taken when first needed: this module is
+ * loaded at every launch (the compile cache's folder), and crypto's modules are a good part of the time a
+ * `stdio` launch takes to start its server.
+ */
+function tempNameBeside(file: string): string {
+  const { randomBytes } = process.getBuiltinModule("node:crypto");
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/**
  * Writes `data` to `file` through a temporary file in the same folder, created (O_EXCL) with `mode` from the
  * start, so a secret is never readable by others, not even briefly; rename() replaces a link rather than
  * following it. With `exclusive`, the file is put in place only if nothing is there yet, and the result
  * says whether it was; otherwise an existing file is replaced. Readers see the old file or the whole new one.
  */
 export async function writeFileAtomic(file: string, data: string, mode = PRIVATE_FILE_MODE, options: { exclusive?: boolean } = {}): Promise<boolean> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     const handle = await open(temp, "wx", mode);
     try {
@@ -223,7 +232,7 @@ export async function writeFileAtomic(file: string, data: string, mode = PRIVATE
 
 /** writeFileAtomic without `exclusive`, for synchronous callers (the pin store, rewritten while a message waits). */
 export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_FILE_MODE): void {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     const fd = openSync(temp, "wx", mode);
     try {
