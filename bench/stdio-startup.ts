@@ -30,8 +30,20 @@ type Variant = "node -e 0" | "bare" | "wrapped" | "wrapped, no node flags" | "wr
 
 interface Sample {
   firstAnswerMs: number;
+  /** CPU time (user + system) of the process launched, at the first answer: less at the mercy of the machine's load. */
+  cpuFirstMs: number | null;
   rssFirstMiB: number | null;
   rss1000MiB: number | null;
+}
+
+/** /proc/PID/stat's utime + stime, in ms (Linux counts them in ticks of 10 ms: a median over launches). */
+function cpuMs(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 function rssMiB(pid: number | undefined): number | null {
@@ -48,7 +60,7 @@ async function nodeFloor(): Promise<Sample> {
   const t0 = performance.now();
   const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
   await new Promise((resolve) => child.once("close", resolve));
-  return { firstAnswerMs: performance.now() - t0, rssFirstMiB: null, rss1000MiB: null };
+  return { firstAnswerMs: performance.now() - t0, cpuFirstMs: null, rssFirstMiB: null, rss1000MiB: null };
 }
 
 async function launch(variant: Variant, n: number): Promise<Sample> {
@@ -80,6 +92,7 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   child.stdin.write(request(0));
   await until(1);
   const firstAnswerMs = performance.now() - t0;
+  const cpuFirstMs = cpuMs(child.pid);
   const rssFirstMiB = variant === "bare" ? null : rssMiB(child.pid);
   let batch = "";
   for (let id = 1; id <= 1000; id++) batch += `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"m${id}"}}}\n`;
@@ -88,7 +101,7 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   const rss1000MiB = rssMiB(child.pid);
   child.stdin.end();
   await new Promise((resolve) => child.once("close", resolve));
-  return { firstAnswerMs, rssFirstMiB, rss1000MiB };
+  return { firstAnswerMs, cpuFirstMs, rssFirstMiB, rss1000MiB };
 }
 
 const variants: Variant[] = ["node -e 0", "bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
@@ -112,6 +125,8 @@ const rows = variants.map((v) => {
     firstAnswerP50Ms: p50,
     firstAnswerP90Ms: stat(s.map((x) => x.firstAnswerMs), 90),
     addedP50Ms: v === "bare" || v === "node -e 0" || p50 === null ? null : round(p50 - bareP50, 1),
+    // The bare row: the server's; the others: the wrapper's alone.
+    cpuFirstP50Ms: stat(s.map((x) => x.cpuFirstMs), 50),
     // The bare row: the server's own RSS; the others: the wrapper's (its server runs beside it).
     rssFirstP50MiB: stat(s.map((x) => x.rssFirstMiB), 50),
     rss1000P50MiB: stat(s.map((x) => x.rss1000MiB), 50),
