@@ -12,7 +12,8 @@ import type { StdioOptions } from "./stdio-command.js";
  * What a client waits for is the server's first answer, so the server starts first: this module loads
  * nothing but what checks the options and spawns it, and the policy, the pipeline and the log sink
  * (stdio-session.ts) load while the server boots. Until the relay joins them the server is given nothing
- * and nothing it writes is read: its bytes and the client's wait in their pipes (the OS bounds them).
+ * and nothing it writes is judged or passed on: its bytes and the client's wait in their pipes (the server's
+ * also in its stream's buffer, up to the high-water mark), bounded either way.
  */
 export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
   const [command, ...args] = argv;
