@@ -2,11 +2,12 @@
  * `npm run bench:stdio-startup`: what a client pays to launch a server through `mcp-wiretap stdio`, side by
  * side with the bare server (bench/stdio-echo-server.ts), launches interleaved so a drift of the machine
  * falls on all variants: time from spawn to the answer to the first request, and the wrapper's resident
- * memory after the first answer and after 1,000 messages (Linux: /proc). Variants: the bare server; through
+ * memory after the first answer and after 1,000 messages (Linux: /proc). Variants: `node -e 0` (spawn to exit,
+ * the floor any Node process pays); the bare server; through
  * `mcp-wiretap stdio` launched as `wrap` writes it (node's options of startup/node-flags.ts, its compile
  * cache in a per-run folder, warmed by a first launch); the same without the node options (as typed by
  * hand); with the cache off (NODE_DISABLE_COMPILE_CACHE=1); with --base DIR, the build of another checkout (its
- * dist/cli/main.js, say of the main branch) for a before/after in one run. Options: --launches N (default 20),
+ * dist/cli/main.js, say of the main branch, launched as `wrap` writes it) for a before/after in one run. Options: --launches N (default 20),
  * --base DIR.
  */
 import { spawn } from "node:child_process";
@@ -25,12 +26,24 @@ const base = option("--base");
 const BASE_MAIN = base === undefined ? null : path.join(path.resolve(base), "dist", "cli", "main.js");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "mcp-wiretap-startup-"));
 
-type Variant = "bare" | "wrapped" | "wrapped, no node flags" | "wrapped, no compile cache" | "wrapped@base";
+type Variant = "node -e 0" | "bare" | "wrapped" | "wrapped, no node flags" | "wrapped, no compile cache" | "wrapped@base";
 
 interface Sample {
   firstAnswerMs: number;
+  /** CPU time (user + system) of the process launched, at the first answer: less at the mercy of the machine's load. */
+  cpuFirstMs: number | null;
   rssFirstMiB: number | null;
   rss1000MiB: number | null;
+}
+
+/** /proc/PID/stat's utime + stime, in ms (Linux counts them in ticks of 10 ms: a median over launches). */
+function cpuMs(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 function rssMiB(pid: number | undefined): number | null {
@@ -42,9 +55,18 @@ function rssMiB(pid: number | undefined): number | null {
   }
 }
 
+/** The floor: a Node process that does nothing, spawn to exit (what any Node server or wrapper pays first). */
+async function nodeFloor(): Promise<Sample> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("close", resolve));
+  return { firstAnswerMs: performance.now() - t0, cpuFirstMs: null, rssFirstMiB: null, rss1000MiB: null };
+}
+
 async function launch(variant: Variant, n: number): Promise<Sample> {
+  if (variant === "node -e 0") return nodeFloor();
   const main = variant === "wrapped@base" ? BASE_MAIN! : MAIN;
-  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" ? WRAPPED_NODE_FLAGS : [];
+  const flags = variant === "wrapped" || variant === "wrapped, no compile cache" || variant === "wrapped@base" ? WRAPPED_NODE_FLAGS : [];
   const args = variant === "bare" ? [ECHO] : [...flags, main, "stdio", "--name", "bench", "--log-file", path.join(tmp, `launch-${n}.ndjson`), "--ca-dir", path.join(tmp, "pins"), "--", process.execPath, ECHO];
   // A compile cache per variant: V8 rejects code cached under other flags, and variants sharing one cache
   // would each find the other's and compile afresh every launch.
@@ -70,6 +92,7 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   child.stdin.write(request(0));
   await until(1);
   const firstAnswerMs = performance.now() - t0;
+  const cpuFirstMs = cpuMs(child.pid);
   const rssFirstMiB = variant === "bare" ? null : rssMiB(child.pid);
   let batch = "";
   for (let id = 1; id <= 1000; id++) batch += `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"message":"m${id}"}}}\n`;
@@ -78,13 +101,13 @@ async function launch(variant: Variant, n: number): Promise<Sample> {
   const rss1000MiB = rssMiB(child.pid);
   child.stdin.end();
   await new Promise((resolve) => child.once("close", resolve));
-  return { firstAnswerMs, rssFirstMiB, rss1000MiB };
+  return { firstAnswerMs, cpuFirstMs, rssFirstMiB, rss1000MiB };
 }
 
-const variants: Variant[] = ["bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
+const variants: Variant[] = ["node -e 0", "bare", "wrapped", "wrapped, no node flags", "wrapped, no compile cache", ...(BASE_MAIN ? (["wrapped@base"] as const) : [])];
 const samples = new Map<Variant, Sample[]>(variants.map((v) => [v, []]));
 // Warms the compile caches, as any earlier launch would; not counted.
-for (const v of variants) if (v !== "bare") await launch(v, -1);
+for (const v of variants) if (v !== "bare" && v !== "node -e 0") await launch(v, -1);
 for (let i = 0; i < launches; i++) for (const v of variants) samples.get(v)!.push(await launch(v, i));
 
 const stat = (xs: Array<number | null>, p: number): number | null => {
@@ -101,7 +124,9 @@ const rows = variants.map((v) => {
     variant: v,
     firstAnswerP50Ms: p50,
     firstAnswerP90Ms: stat(s.map((x) => x.firstAnswerMs), 90),
-    addedP50Ms: v === "bare" || p50 === null ? null : round(p50 - bareP50, 1),
+    addedP50Ms: v === "bare" || v === "node -e 0" || p50 === null ? null : round(p50 - bareP50, 1),
+    // The bare row: the server's; the others: the wrapper's alone.
+    cpuFirstP50Ms: stat(s.map((x) => x.cpuFirstMs), 50),
     // The bare row: the server's own RSS; the others: the wrapper's (its server runs beside it).
     rssFirstP50MiB: stat(s.map((x) => x.rssFirstMiB), 50),
     rss1000P50MiB: stat(s.map((x) => x.rss1000MiB), 50),

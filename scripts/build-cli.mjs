@@ -21,14 +21,10 @@ writeFileSync(path.join(dist, "config", "policy.json"), `${JSON.stringify({ sha2
 
 const cli = path.join(dist, "cli");
 // Chunks of an earlier build: their names change with their contents.
-for (const f of readdirSync(cli)) if (f.startsWith("chunk-")) rmSync(path.join(cli, f));
-await build({
+for (const f of readdirSync(cli)) if (/^(stdio-)?chunk-/.test(f)) rmSync(path.join(cli, f));
+const common = {
   absWorkingDir: root,
-  // The demo's stdio server is started by file name, next to the code that starts it (demo/run-demo.ts).
-  entryPoints: { main: "src/cli/main.ts", "demo-server": "src/demo/demo-server.ts" },
   outdir: cli,
-  // Chunks sit beside main.js, so code that finds the package two folders up (cli/package-info.ts) still does.
-  chunkNames: "chunk-[hash]",
   bundle: true,
   splitting: true,
   format: "esm",
@@ -49,4 +45,30 @@ await build({
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   legalComments: "none",
   logLevel: "warning",
+};
+// Node's own modules taken with require() (the banner's), never as ES modules: an ES module namespace is
+// built from every export, and reading them runs Node's lazy getters (node:fs loads fs/promises, readline and
+// streams; node:process its report; node:util its differ and argument parser), some 20 internal modules a
+// launch never uses. esbuild reads each name off the module where it is used.
+const builtinsByRequire = {
+  name: "builtins-by-require",
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (args) => (args.kind === "import-statement" ? { path: args.path, namespace: "builtin" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: "js" }));
+  },
+};
+// main.js loads the stdio command's bundle (3.) by its file name.
+const stdioEntry = { name: "stdio-entry", setup: (b) => b.onResolve({ filter: /^\.\/stdio-main\.js$/ }, (args) => (args.importer.endsWith(path.join("cli", "main.ts")) ? { path: args.path, external: true } : undefined)) };
+await build({
+  ...common,
+  // The demo's stdio server is started by file name, next to the code that starts it (demo/run-demo.ts).
+  entryPoints: { main: "src/cli/main.ts", "demo-server": "src/demo/demo-server.ts" },
+  // Chunks sit beside main.js, so code that finds the package two folders up (cli/package-info.ts) still does.
+  chunkNames: "chunk-[hash]",
+  plugins: [stdioEntry, builtinsByRequire],
 });
+//  3. dist/cli/stdio-main.js: `stdio`, what clients launch once per server, bundled on its own (in place of
+//     tsc's file of that name): split over all commands, its code was some 35 chunks, and each ES module
+//     costs its own resolution, read and link. On its own it is a few: the command line and what starts the
+//     server, then the rest, loaded while the server boots (cli/stdio-launch.ts).
+await build({ ...common, entryPoints: { "stdio-main": "src/cli/stdio-main.ts" }, chunkNames: "stdio-chunk-[hash]", plugins: [builtinsByRequire] });

@@ -18,10 +18,8 @@ export { collectBody, maxDepth, parseJsonBody, parseJsonText } from "./json-body
 export { BOMB_RATIO, charsetDoubt, charsetsOf, keepsAscii, readJsonBody, textReadings, type DecodedBytes, type JsonReading } from "./body-reading.js";
 export { readStream, type StreamReading } from "./stream-reading.js";
 
-/** Largest body or SSE event decoded by default (`--max-inspect-bytes`); larger ones are forwarded, not inspected. */
-export const DEFAULT_MAX_INSPECT_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_MAX_STREAM_BYTES = 1024 * 1024 * 1024;
-export const DEFAULT_MAX_JSON_DEPTH = 256;
+export { DEFAULT_MAX_INSPECT_BYTES, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_STREAM_BYTES } from "./limits.js";
+import { DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_STREAM_BYTES } from "./limits.js";
 
 export interface BodyDecoderOptions {
   /** `Content-Type` header value. */

@@ -2,12 +2,12 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import type { InterceptSettings } from "../intercept/create-interceptor.js";
 import { parseInterceptFilter } from "../intercept/filter.js";
 import { UsageError } from "../util/usage-error.js";
-import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload.js";
+import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../log/payload-modes.js";
 import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
 
 const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
 import { DEFAULT_CA_DIR } from "./package-info.js";
-import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/limits.js";
 import { DEFAULT_MAX_INSPECT_MEMORY } from "../budget/inspect-budget.js";
 import type { StartOptions } from "./start.js";
 import { POLICY_MODES, type PolicyMode } from "../policy/modes.js";

@@ -1,26 +1,20 @@
-import { randomUUID } from "node:crypto";
-import { closeSync } from "node:fs";
 import path from "node:path";
-import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
-import { createLogSink, type LogSink } from "../log/logger.js";
-import { ensureLogFolder, openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
-import { maxQueuedBytesFor, relayServer, spawnServer, type RelayEnd, type SpawnedServer } from "../stdio/relay.js";
-import { exitStatus } from "../util/exit-status.js";
-import { redactLine, StderrRecorder } from "../stdio/stderr-recorder.js";
-import { StdioTap } from "../stdio/stdio-tap.js";
-import { spawnErrorRecord, stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
+import { ensureLogFolder, stdioLogFolder } from "../stdio/log-folder.js";
+import { spawnServer } from "../stdio/relay.js";
 import { ensurePrivateDir } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
-import { VERSION } from "./package-info.js";
-import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
-import { interceptOf, uiPortOf } from "./proxy-options.js";
-import { createInterceptor } from "../intercept/create-interceptor.js";
-import type { HeldActions } from "../ui/server/held-actions.js";
+import { interceptOf } from "./proxy-options.js";
 import type { StdioOptions } from "./stdio-command.js";
 
-const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/** `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written. */
+/**
+ * `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written.
+ *
+ * What a client waits for is the server's first answer, so the server starts first: this module loads
+ * nothing but what checks the options and spawns it, and the policy, the pipeline and the log sink
+ * (stdio-session.ts) load while the server boots. Until the relay joins them the server is given nothing
+ * and nothing it writes is judged or passed on: its bytes and the client's wait in their pipes (the server's
+ * also in its stream's buffer, up to the high-water mark), bounded either way.
+ */
 export async function stdioCommand(argv: string[], o: StdioOptions): Promise<number> {
   const [command, ...args] = argv;
   if (!command) throw new UsageError("stdio: no command given (mcp-wiretap stdio [options] -- <command> [args...])");
@@ -28,110 +22,16 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
     throw new UsageError("stdio: --on-log-error block is not available here yet (records that cannot be written are reported on stderr and counted in the stop record)");
   }
   const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
-  const server = `stdio:${label}`;
-  // Like a Streamable HTTP session id: unique, and told apart by its first characters.
-  const session = randomUUID();
-  const pinsDir = pinFolder(o.caDir);
-  // The server starts now and the policy and pipeline load while it does; it is given nothing, and nothing
-  // it writes is read, until the relay below joins it to the client through the tap.
-  const spawned = spawnServer(command, args);
-  const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode).catch((err: unknown) => stopEarly(spawned, err));
-  const sink = openSink(o, label, pinsDir);
-  const log = sink.logger;
-  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));
   const interceptSettings = interceptOf(o);
-  const intercept = interceptSettings ? createInterceptor(interceptSettings, sink, payloadOptions(o), o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
-  const ui = await startUi(sink, uiPortOf(o), intercept);
-  const maxInspectBytes = o.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
-  const stderrRecorder = new StderrRecorder(log, { server, session });
-  const shownCommand = [command, ...args].map(redactLine);
-
-  const relay = relayServer(
-    spawned,
-    (child) =>
-      new StdioTap({
-        pipeline,
-        server,
-        session,
-        maxInspectBytes,
-        ...(policy.enforcing ? { enforce: { removeDeniedTools: policyConfig.removeDeniedTools } } : {}),
-        ...(intercept ? { intercept } : {}),
-        toServer: (b) => child.stdin!.write(b),
-        toClient: (b) => process.stdout.write(b),
-        onError: (err, direction) => log.error(stdioLineErrorRecord(server, session, direction, err)),
-      }),
-    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, maxQueuedBytes: maxQueuedBytesFor(maxInspectBytes) },
-    (chunk) => stderrRecorder.data(chunk),
-  );
-  log.info(
-    stdioStartRecord({
-      version: VERSION,
-      server,
-      session,
-      command: shownCommand,
-      ...(relay.child.pid !== undefined ? { pid: relay.child.pid } : {}),
-      policy: { file: policyFile, mode: policyConfig.mode },
-      log: sink.target,
-    }),
-  );
-  const forward = (signal: NodeJS.Signals): void => {
-    relay.child.kill(signal);
-  };
-  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
-  const end = await relay.done;
-  intercept?.queue.dropAll("the server exited");
-  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
-  stderrRecorder.end();
-  const code = end.kind === "exit" ? exitStatus(end.code, end.signal) : spawnFailed(end, command, log, server);
-  const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
-  pipeline.tracker.endSession(server, session, reason);
-  pipeline.tracker.close();
-  policy.flushEvictions();
-  // `stop` stays the last record (verify-log checks it): the UI's last drop counts go before it.
-  ui?.flushEvictions();
-  log.info(stopRecord({ server, session, reason, exitCode: code, droppedRecords: sink.health.dropped }));
-  await ui?.close();
-  await sink.flush();
-  await Promise.all([drained(process.stdout), drained(process.stderr)]);
-  return code;
-}
-
-/** A launch that cannot go on (a bad policy file): the server started for it is stopped, the error stands. */
-function stopEarly(spawned: SpawnedServer, err: unknown): never {
-  spawned.child.kill();
-  throw err;
-}
-
-/**
- * Resolves once what was written to `stream` has left the process (bounded): pipes are asynchronous on
- * macOS, and an exit right after the server's last answer must not cut it off.
- */
-function drained(stream: NodeJS.WriteStream, timeoutMs = 2000): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, timeoutMs);
-    timer.unref();
-    stream.write("", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
-/**
- * The live web UI of this launch, when asked for. The server matters more than its UI: a UI that cannot be
- * served (its port taken by another launch, say) is said on stderr and in the log, and the relay goes on.
- */
-async function startUi(sink: LogSink, port: number | undefined, intercept: HeldActions | undefined): Promise<{ close(): Promise<void>; flushEvictions(): void } | null> {
-  if (port === undefined) return null;
+  const pinsDir = pinFolder(o.caDir);
+  const spawned = spawnServer(command, args);
   try {
-    const ui = await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, port, (r) => sink.logger.warn(r), intercept);
-    process.stderr.write(`mcp-wiretap stdio: UI: ${ui.url}\n`);
-    return ui;
+    const { relayLaunch } = await import("./stdio-session.js");
+    return await relayLaunch(spawned, { command, args, label, pinsDir, interceptSettings }, o);
   } catch (err) {
-    const message = `web UI not served: ${(err as Error).message}`;
-    process.stderr.write(`mcp-wiretap stdio: ${message}\n`);
-    sink.logger.warn({ event: "ui_error", message });
-    return null;
+    // A launch that cannot go on (a bad policy file, a log file we may not write): the server is stopped.
+    spawned.child.kill();
+    throw err;
   }
 }
 
@@ -154,26 +54,4 @@ function pinFolder(caDir: string | undefined): string {
     throw new UsageError(`--ca-dir ${dir}: cannot create it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
   return dir;
-}
-
-function openSink(o: StdioOptions, label: string, pinsDir: string): LogSink {
-  const common = {
-    ...(o.auditChain ? { auditChain: { dir: path.resolve(o.auditDir ?? path.join(pinsDir, "audit")) } } : {}),
-    onError: o.onLogError ?? "pass",
-  } as const;
-  const rotation = { ...(o.logMaxSize ? { maxSize: o.logMaxSize } : {}), ...(o.logKeep ? { keep: o.logKeep } : {}) };
-  if (o.logFile) return createLogSink({ file: path.resolve(o.logFile), ...rotation, ...common });
-  // Created here, exclusively and never through a symlink; the writer then appends to it.
-  const launch = openLaunchLog(stdioLogFolder(), label);
-  closeSync(launch.fd);
-  return createLogSink({ file: launch.file, ...rotation, ...common });
-}
-
-function spawnFailed(end: Extract<RelayEnd, { kind: "spawn_error" }>, command: string, log: LogSink["logger"], server: string): number {
-  const code = end.error.code ?? "error";
-  const notFound = code === "ENOENT";
-  const what = notFound ? "not found (is it on PATH? an absolute path avoids the question)" : `cannot be run (${code})`;
-  process.stderr.write(`mcp-wiretap: ${command}: ${what}\n`);
-  log.error(spawnErrorRecord(server, redactLine(command), code, what));
-  return notFound ? 127 : 126;
 }

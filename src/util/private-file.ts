@@ -16,9 +16,9 @@
  *
  * File modes and owners mean little on Windows: the checks are skipped there.
  */
-import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
-import { link, open, rename, unlink } from "node:fs/promises";
+// fs.promises is read where it is used: the bundle takes node:fs with require(), and node:fs/promises loads
+// readline and streams, which a `stdio` launch would load before it starts its server (scripts/build-cli.mjs).
+import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import path from "node:path";
 import { UsageError } from "./usage-error.js";
 
@@ -195,15 +195,25 @@ export function ensurePrivateDir(dir: string, what: string): { created: boolean 
 }
 
 /**
+ * A new name beside `file` for its next version. node:crypto is taken when first needed: this module is
+ * loaded at every launch (the compile cache's folder), and crypto's modules are a good part of the time a
+ * `stdio` launch takes to start its server.
+ */
+function tempNameBeside(file: string): string {
+  const { randomBytes } = process.getBuiltinModule("node:crypto");
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/**
  * Writes `data` to `file` through a temporary file in the same folder, created (O_EXCL) with `mode` from the
  * start, so a secret is never readable by others, not even briefly; rename() replaces a link rather than
  * following it. With `exclusive`, the file is put in place only if nothing is there yet, and the result
  * says whether it was; otherwise an existing file is replaced. Readers see the old file or the whole new one.
  */
 export async function writeFileAtomic(file: string, data: string, mode = PRIVATE_FILE_MODE, options: { exclusive?: boolean } = {}): Promise<boolean> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempNameBeside(file);
   try {
-    const handle = await open(temp, "wx", mode);
+    const handle = await fsp.open(temp, "wx", mode);
     try {
       await handle.chmod(mode); // our own new file: the umask may have cleared bits we want (0644)
       await handle.writeFile(data, "utf8");
@@ -213,17 +223,17 @@ export async function writeFileAtomic(file: string, data: string, mode = PRIVATE
     }
     let placed = true;
     if (options.exclusive) placed = await linkIfAbsent(temp, file);
-    else await rename(temp, file);
+    else await fsp.rename(temp, file);
     if (placed) await syncFolder(path.dirname(file));
     return placed;
   } finally {
-    await unlink(temp).catch(() => undefined); // after link() or a failure; already gone after rename()
+    await fsp.unlink(temp).catch(() => undefined); // after link() or a failure; already gone after rename()
   }
 }
 
 /** writeFileAtomic without `exclusive`, for synchronous callers (the pin store, rewritten while a message waits). */
 export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_FILE_MODE): void {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     const fd = openSync(temp, "wx", mode);
     try {
@@ -241,7 +251,7 @@ export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_F
 /** Makes the new directory entry itself survive a crash. Not possible everywhere (Windows): best effort. */
 async function syncFolder(dir: string): Promise<void> {
   try {
-    const handle = await open(dir, "r");
+    const handle = await fsp.open(dir, "r");
     await handle.sync().finally(() => handle.close());
   } catch {
     // the file's data is synced already; at worst a crash right now loses the new name
@@ -252,7 +262,7 @@ async function syncFolder(dir: string): Promise<void> {
 // against a second process doing the same at the same moment. Some file systems have no hard links.
 async function linkIfAbsent(temp: string, file: string): Promise<boolean> {
   try {
-    await link(temp, file);
+    await fsp.link(temp, file);
     return true;
   } catch (error) {
     const code = errorCode(error);
@@ -260,7 +270,7 @@ async function linkIfAbsent(temp: string, file: string): Promise<boolean> {
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
   }
   if (existsNoFollow(file)) return false;
-  await rename(temp, file);
+  await fsp.rename(temp, file);
   return true;
 }
 

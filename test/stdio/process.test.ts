@@ -3,7 +3,7 @@
  * no TTY and a minimal PATH, and the per-user log folder when no --log-file is given.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
@@ -39,6 +39,20 @@ const node = (script: string): string[] => ["--", NODE_BIN, "-e", script];
 const dir = tempDir();
 let n = 0;
 const logFile = (): string => path.join(dir, `p${++n}.ndjson`);
+
+/** Processes whose command line contains `token`. */
+function processesWith(token: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(token);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
 
 function gone(pid: number): boolean {
   try {
@@ -121,6 +135,18 @@ describe("stdio: process behaviour", () => {
     expect(human.stdout).toMatch(/── stdio:pinger started \(pid \d+\), policy: monitor/);
     expect(human.stdout).toMatch(/request +#1 .* ping/);
     expect(human.stdout).toMatch(/── stdio:pinger stopped \(server exited with code 0\)/);
+  });
+
+  // Linux: the server is found by its command line in /proc, whether or not it ran far enough to say its pid.
+  it.skipIf(process.platform !== "linux")("a policy file that cannot be read: a clear error, exit 2, and the server already started for it is stopped", async () => {
+    // The server starts before the policy loads (cli/stdio-launch.ts); left alone, it would run for a minute.
+    const policy = path.join(dir, "broken-policy.yaml");
+    writeFileSync(policy, "rules: [\n");
+    const token = `server-of-a-broken-policy-${process.pid}`;
+    const s = shim(["--log-file", logFile(), "--config", policy, ...node(`setTimeout(() => {}, 60_000) // ${token}`)], {});
+    expect(await s.exited).toBe(2);
+    expect(s.err()).toMatch(/broken-policy\.yaml:2:1: not valid YAML/);
+    await waitUntil(() => processesWith(token).length === 0, { timeoutMs: 10_000, what: "the server to be stopped" });
   });
 
   it("refuses a log folder that is a planted symlink", async () => {
