@@ -6,6 +6,8 @@ import { UsageError } from "../util/usage-error.js";
 import { interceptOf } from "./proxy-options.js";
 import type { StdioOptions } from "./stdio-command.js";
 
+const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
 /**
  * `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written.
  *
@@ -25,6 +27,13 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const interceptSettings = interceptOf(o);
   const pinsDir = pinFolder(o.caDir);
   const spawned = spawnServer(command, args);
+  // Signals reach the server from the moment it runs, while the session still loads: a client that stops
+  // the launch early stops its server too, as it would a bare one.
+  const forward = (signal: NodeJS.Signals): void => void spawned.child.kill(signal);
+  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  void spawned.outcome.then(() => {
+    for (const s of FORWARDED_SIGNALS) process.off(s, forward);
+  });
   try {
     const { relayLaunch } = await import("./stdio-session.js");
     return await relayLaunch(spawned, { command, args, label, pinsDir, interceptSettings }, o);

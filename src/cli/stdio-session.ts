@@ -16,8 +16,6 @@ import { createInterceptor, type InterceptSettings } from "../intercept/create-i
 import type { HeldActions } from "../ui/server/held-actions.js";
 import type { StdioOptions } from "./stdio-command.js";
 
-const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
 /** A launch whose server stdio-launch.ts has spawned: what it was started as, and where its pins go. */
 export interface Launch {
   command: string;
@@ -75,13 +73,9 @@ export async function relayLaunch(spawned: SpawnedServer, { command, args, label
       log: sink.target,
     }),
   );
-  const forward = (signal: NodeJS.Signals): void => {
-    relay.child.kill(signal);
-  };
-  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
+  // Signals are forwarded to the server by stdio-launch.ts, from its spawn to its exit.
   const end = await relay.done;
   intercept?.queue.dropAll("the server exited");
-  for (const s of FORWARDED_SIGNALS) process.off(s, forward);
   stderrRecorder.end();
   const code = end.kind === "exit" ? exitStatus(end.code, end.signal) : spawnFailed(end, command, log, server);
   const reason = end.kind === "exit" ? (end.signal ? `server exited on ${end.signal}` : `server exited with code ${end.code}`) : "server did not start";
