@@ -73,7 +73,9 @@ export class WaitingBudget {
     this.used += bytes;
     this.peak = Math.max(this.peak, this.used);
     this.peakStream = Math.max(this.peakStream, s.bytes);
-    const overTotal = this.used > this.limit;
+    // Once streams wait for the total to be half spent, every stream that adds meanwhile waits with them:
+    // others adding could otherwise keep it above half for good.
+    const overTotal = this.used > (this.heldByTotal ? this.limit / 2 : this.limit);
     if (s.resume === null && s.source !== null && (s.bytes > this.perStream || overTotal)) {
       if (overTotal) this.heldByTotal = true;
       this.pauses++;

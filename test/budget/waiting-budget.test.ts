@@ -71,6 +71,24 @@ describe("the budget of what waits behind a judgement", () => {
     expect(budget.usage()).toMatchObject({ used: 30, streams: 1, paused: 0, pauses: 2, peak: 215 });
   });
 
+  it("pauses every stream that adds while paused ones wait for the total to be half spent, so that they do resume", () => {
+    const budget = new WaitingBudget(100, 200);
+    const [a, b, c] = [source(), source(), source()];
+    budget.attach("a", a.pause);
+    budget.attach("b", b.pause);
+    budget.attach("c", c.pause);
+    budget.add("a", 90);
+    budget.add("b", 90);
+    budget.add("c", 30);
+    expect(c.paused).toBe(true);
+    // b's first bytes written, new ones added: the total stays above half, and b waits too.
+    budget.remove("b", 90);
+    budget.add("b", 10);
+    expect(b.paused).toBe(true);
+    budget.remove("a", 90);
+    expect([a.paused, b.paused, c.paused]).toEqual([false, false, false]);
+  });
+
   it("resumes a paused stream when its source goes, and forgets streams that hold nothing", () => {
     const budget = new WaitingBudget(10, 100);
     const a = source();
