@@ -95,10 +95,9 @@ export class MessagePipeline implements MessageHandler {
     this.waiting.set(key, last);
     const budget = this.o.waiting;
     if (budget) {
-      // Counted from now until its record is written or failed: the message's own bytes, at least one.
+      // Counted from now until its record is written or failed, charged to its sender: its own bytes, at least one.
       const bytes = Math.max(1, event.bytes);
-      budget.add(key, bytes);
-      void last.then(() => budget.remove(key, bytes));
+      void last.then(budget.hold(key, bytes, event.direction));
     }
     return judged;
   }

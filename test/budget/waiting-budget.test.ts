@@ -16,21 +16,24 @@ function source(): { paused: boolean; pauses: number; pause: () => () => void } 
   return s;
 }
 
+const peers = (server: string, client = "client 127.0.0.1") => ({ client_to_server: client, server_to_client: `server ${server}` });
+
 describe("the budget of what waits behind a judgement", () => {
   it("pauses a stream past its own budget and resumes it once half of it is written", () => {
     const budget = new WaitingBudget(100, 10_000);
     const a = source();
     budget.attach("a", a.pause);
-    budget.add("a", 60);
-    budget.add("a", 40);
+    const first = budget.hold("a", 60);
+    const second = budget.hold("a", 40);
     expect(a.paused).toBe(false);
-    budget.add("a", 1);
+    budget.hold("a", 1);
     expect(a.paused).toBe(true);
-    budget.add("a", 30);
+    budget.hold("a", 30);
     expect(a.pauses).toBe(1);
-    budget.remove("a", 60);
+    first();
+    first();
     expect(a.paused).toBe(true);
-    budget.remove("a", 40);
+    second();
     expect(a.paused).toBe(false);
     expect(budget.usage()).toMatchObject({ used: 31, peakStream: 131, pauses: 1, paused: 0 });
   });
@@ -41,13 +44,13 @@ describe("the budget of what waits behind a judgement", () => {
     const b = source();
     budget.attach("a", a.pause);
     budget.attach("b", b.pause);
-    budget.add("a", 100);
-    budget.add("gone", 100);
+    budget.hold("a", 100);
+    budget.hold("gone", 100);
     expect(budget.usage().used).toBe(200);
     // Past the total: b is not paused as long as it adds nothing.
     expect(b.paused).toBe(false);
     budget.detach("a");
-    budget.add("a", 1);
+    budget.hold("a", 1);
     expect(a.paused).toBe(false);
   });
 
@@ -55,18 +58,19 @@ describe("the budget of what waits behind a judgement", () => {
     const budget = new WaitingBudget(100, 200);
     const streams = ["a", "b", "c"].map((name) => ({ name, s: source() }));
     for (const { name, s } of streams) budget.attach(name, s.pause);
-    budget.add("a", 90);
-    budget.add("b", 90);
+    const a1 = budget.hold("a", 90);
+    const b1 = budget.hold("b", 90);
     expect(streams.map(({ s }) => s.paused)).toEqual([false, false, false]);
-    budget.add("c", 30);
+    budget.hold("c", 30);
     // c is within its own budget, but the total is passed.
     expect(streams.map(({ s }) => s.paused)).toEqual([false, false, true]);
-    budget.add("a", 5);
+    const a2 = budget.hold("a", 5);
     expect(streams.map(({ s }) => s.paused)).toEqual([true, false, true]);
     // 215 → 125: not yet half the total; c still holds 30 of its own.
-    budget.remove("b", 90);
+    b1();
     expect(streams.map(({ s }) => s.paused)).toEqual([true, false, true]);
-    budget.remove("a", 95);
+    a1();
+    a2();
     expect(streams.map(({ s }) => s.paused)).toEqual([false, false, false]);
     expect(budget.usage()).toMatchObject({ used: 30, streams: 1, paused: 0, pauses: 2, peak: 215 });
   });
@@ -77,28 +81,54 @@ describe("the budget of what waits behind a judgement", () => {
     budget.attach("a", a.pause);
     budget.attach("b", b.pause);
     budget.attach("c", c.pause);
-    budget.add("a", 90);
-    budget.add("b", 90);
-    budget.add("c", 30);
+    const a1 = budget.hold("a", 90);
+    const b1 = budget.hold("b", 90);
+    budget.hold("c", 30);
     expect(c.paused).toBe(true);
     // b's first bytes written, new ones added: the total stays above half, and b waits too.
-    budget.remove("b", 90);
-    budget.add("b", 10);
+    b1();
+    budget.hold("b", 10);
     expect(b.paused).toBe(true);
-    budget.remove("a", 90);
+    a1();
     expect([a.paused, b.paused, c.paused]).toEqual([false, false, false]);
   });
 
-  it("resumes a paused stream when its source goes, and forgets streams that hold nothing", () => {
+  it("gives each sending peer an eighth of the total: one peer's many streams pause only its own", () => {
+    const budget = new WaitingBudget(100, 800);
+    expect(budget.peerShare).toBe(100);
+    const hostile = [source(), source(), source()];
+    hostile.forEach((s, i) => budget.attach(`h${i}`, s.pause, peers("evil.example:443")));
+    const other = source();
+    budget.attach("o", other.pause, peers("good.example:443"));
+    const held = hostile.map((_, i) => budget.hold(`h${i}`, 40, "server_to_client"));
+    // 120 from one server: the stream that passed its share is paused, the others not (they added before).
+    expect(hostile.map((s) => s.paused)).toEqual([false, false, true]);
+    budget.hold("h0", 1, "server_to_client");
+    expect(hostile.map((s) => s.paused)).toEqual([true, false, true]);
+    // Another server's stream adds as much: its own share, untouched.
+    budget.hold("o", 90, "server_to_client");
+    expect(other.paused).toBe(false);
+    // What the client sent is its own: not charged to the server.
+    budget.hold("h1", 10, "client_to_server");
+    expect(hostile[1]!.paused).toBe(false);
+    // The server holds 81, then 41: at half its share, its streams read on.
+    held[1]!();
+    expect(hostile.map((s) => s.paused)).toEqual([true, false, true]);
+    held[2]!();
+    expect(hostile.map((s) => s.paused)).toEqual([false, false, false]);
+  });
+
+  it("resumes a paused stream when its source goes, and forgets streams and peers that hold nothing", () => {
     const budget = new WaitingBudget(10, 100);
     const a = source();
-    budget.attach("a", a.pause);
-    budget.add("a", 20);
+    budget.attach("a", a.pause, peers("x:1"));
+    const held = budget.hold("a", 20, "server_to_client");
     expect(a.paused).toBe(true);
     budget.detach("a");
     expect(a.paused).toBe(false);
-    budget.remove("a", 20);
+    held();
     expect(budget.usage()).toMatchObject({ used: 0, streams: 0, paused: 0 });
-    expect(budget.bytesOf("a")).toBe(0);
+    expect((budget as unknown as { streams: Map<string, unknown>; peers: Map<string, unknown> }).streams.size).toBe(0);
+    expect((budget as unknown as { peers: Map<string, unknown> }).peers.size).toBe(0);
   });
 });
