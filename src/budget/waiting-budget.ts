@@ -4,7 +4,7 @@
  * refused or dropped here: a stream past its budget, one that adds while its sender is past its share, or
  * one that adds while the process is past its total, is paused at its source (its senders are no longer
  * read) until what waits is written, so each costs what one read brings at most over its bound. A stream
- * that waits for nothing is never paused.
+ * that waits for nothing is never paused, unless one of its peers is past its share.
  */
 import { PEER_SHARE_DIVISOR } from "./inspect-budget.js";
 
@@ -75,11 +75,18 @@ export class WaitingBudget {
     this.peerShare = Math.floor(limit / PEER_SHARE_DIVISOR);
   }
 
-  /** How to pause `stream`'s source, and who sends on it; until `detach`, the budget pauses it when it must. */
+  /**
+   * How to pause `stream`'s source, and who sends on it; until `detach`, the budget pauses it when it must. A
+   * new stream of a peer past its share is paused from the start: each new exchange would bring one more
+   * body to wait.
+   */
   attach(stream: string, source: PauseSource, peers?: StreamPeers): void {
     const s = this.state(stream);
     s.source = source;
     s.peers = peers ?? null;
+    if (!peers || s.resume !== null) return;
+    const over = [peers.client_to_server, peers.server_to_client].map((name) => this.peers.get(name)).find((p) => p !== undefined && this.pastShare(p));
+    if (over) this.pause(s, over);
   }
 
   /** The stream's source is gone (its exchange ended): it is resumed if paused, and never paused again. */
@@ -104,16 +111,10 @@ export class WaitingBudget {
     // Once streams wait for the total to be half spent, every stream that adds meanwhile waits with them:
     // others adding could otherwise keep it above half for good.
     const overTotal = this.used > (this.heldByTotal ? this.limit / 2 : this.limit);
-    const overShare = peer !== null && peer.bytes > this.peerShare;
+    const overShare = peer !== null && this.pastShare(peer);
     if (s.resume === null && s.source !== null && (s.bytes > this.perStream || overTotal || overShare)) {
       if (overTotal) this.heldByTotal = true;
-      if (overShare) {
-        s.pausedFor = peer;
-        peer.paused.add(s);
-      }
-      this.pauses++;
-      this.paused.add(s);
-      s.resume = s.source();
+      this.pause(s, overShare ? peer : null);
     }
     let released = false;
     return () => {
@@ -141,6 +142,21 @@ export class WaitingBudget {
     if (peer && peer.bytes <= this.peerShare / 2) for (const other of [...peer.paused]) this.resumeIfDrained(other);
     if (peer) this.forgetPeerIfIdle(peer);
     this.forgetIfIdle(stream, s);
+  }
+
+  /** Past its share; once some of its streams wait for half of it to be free, past half (as for the total). */
+  private pastShare(p: Peer): boolean {
+    return p.bytes > (p.paused.size > 0 ? this.peerShare / 2 : this.peerShare);
+  }
+
+  private pause(s: StreamState, pausedFor: Peer | null): void {
+    if (pausedFor) {
+      s.pausedFor = pausedFor;
+      pausedFor.paused.add(s);
+    }
+    this.pauses++;
+    this.paused.add(s);
+    s.resume = s.source!();
   }
 
   /** Resumed once half of its budget, half of the share it passed, and (unless it holds nothing) half the total are free. */

@@ -111,11 +111,22 @@ describe("the budget of what waits behind a judgement", () => {
     // What the client sent is its own: not charged to the server.
     budget.hold("h1", 10, "client_to_server");
     expect(hostile[1]!.paused).toBe(false);
+    // While some of its streams wait, the server's other streams that add wait too (past half its share).
+    const h1 = budget.hold("h1", 1, "server_to_client");
+    expect(hostile[1]!.paused).toBe(true);
+    h1();
+    expect(hostile[1]!.paused).toBe(true);
+    // A new exchange with that server waits from its start; one with the other server does not.
+    const late = source();
+    budget.attach("h3", late.pause, peers("evil.example:443", "client 10.0.0.2"));
+    const fresh = source();
+    budget.attach("f", fresh.pause, peers("good.example:443", "client 10.0.0.2"));
+    expect([late.paused, fresh.paused]).toEqual([true, false]);
     // The server holds 81, then 41: at half its share, its streams read on.
     held[1]!();
-    expect(hostile.map((s) => s.paused)).toEqual([true, false, true]);
+    expect(hostile.map((s) => s.paused)).toEqual([true, true, true]);
     held[2]!();
-    expect(hostile.map((s) => s.paused)).toEqual([false, false, false]);
+    expect([...hostile, late].map((s) => s.paused)).toEqual([false, false, false, false]);
   });
 
   it("resumes a paused stream when its source goes, and forgets streams and peers that hold nothing", () => {
