@@ -137,6 +137,7 @@ describe.skipIf(!haveRedis)("monitor mode: a fast stream behind a call that wait
       ...Array.from({ length: EVENTS }, () => "server_to_client notification"),
       "server_to_client response",
     ]);
+    expect(records.slice(1, -1).every((r, i) => (r.params as { data?: { n?: number } } | undefined)?.data?.n === i)).toBe(true);
     // What waited behind the call never passed its budget by more than one read.
     const waiting = await waitingUsage(proxy);
     expect(waiting.peakStream).toBeGreaterThan(BUDGET / 2);
