@@ -8,6 +8,7 @@ import { readPolicyConfig } from "../policy/checked-policy.js";
 import { PinStore } from "../policy/pin-store.js";
 import type { ContentDetectors, Policy, PolicyDeps, PolicyWarn } from "../policy/policy.js";
 import { MessagePipeline } from "../pipeline/message-pipeline.js";
+import type { WaitingBudget } from "../budget/waiting-budget.js";
 import { recordErrorRecord } from "../records/lifecycle-records.js";
 import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "./package-info.js";
 
@@ -52,10 +53,11 @@ export function payloadOptions(o: { payloads?: PayloadMode; maxPayloadBytes?: nu
  * Every transport's messages go through one pipeline: correlated, judged by the policy (its enforcement
  * settled), then written as `rpc` and `session` records.
  */
-export function createMessagePipeline(policy: Pick<Policy, "decide" | "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools" | "detectors">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions): MessagePipeline {
+export function createMessagePipeline(policy: Pick<Policy, "decide" | "judge" | "enforcing">, policyConfig: Pick<PolicyConfig, "removeDeniedTools" | "detectors">, sink: Pick<LogSink, "logger" | "secrets">, payloads: PayloadOptions, waiting?: WaitingBudget): MessagePipeline {
   const log = sink.logger;
   return new MessagePipeline({
     policy,
+    ...(waiting ? { waiting } : {}),
     removeDeniedTools: policyConfig.removeDeniedTools,
     // Without the policy's secrets detector, the records scan payloads themselves.
     payloads: { ...payloads, scanSecrets: policyConfig.detectors.secrets === "off" },

@@ -21,6 +21,7 @@ import { banner, cliCommand } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
 import { PACKAGE_ROOT, VERSION } from "./package-info.js";
+import { WaitingBudget } from "../budget/waiting-budget.js";
 import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
@@ -67,6 +68,11 @@ export interface StartOptions {
   /** Slow-client guards (tests shorten them): request head, and CONNECT tunnel handshake. */
   headersTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /**
+   * Bytes that may wait behind a judgement that asks shared state, per exchange and in all, before the
+   * exchange's senders are no longer read (default 4 MiB and 64 MiB; not a CLI option: tests shrink it).
+   */
+  waitingBytes?: { perStream: number; total: number };
   /** Replaces the policy's content detectors (not a CLI option: tests prove how a failing detector is handled). */
   detectors?: ContentDetectors;
   /** The banner's "point a client at it" block (default true); `run` sets its command up itself. */
@@ -142,7 +148,9 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   }
   const maxInspectBytes = opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES;
   const budget = new InspectBudget(opts.maxInspectMemory ?? DEFAULT_MAX_INSPECT_MEMORY);
-  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts));
+  // What waits behind a judgement that asks shared state, bounded in bytes per exchange and in all.
+  const waiting = new WaitingBudget(opts.waitingBytes?.perStream, opts.waitingBytes?.total);
+  const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(opts), waiting);
   const intercept = opts.intercept ? createInterceptor(opts.intercept, sink, payloadOptions(opts), opts.maxInspectBytes ?? DEFAULT_MAX_INSPECT_BYTES) : undefined;
   const keylog = opts.keylog ? new KeyLog(path.resolve(opts.keylog)) : null;
   const server = new ProxyServer({
@@ -161,7 +169,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     ...(opts.handshakeTimeoutMs ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
     ...(keylog ? { keylog: keylog.write } : {}),
     // The CA's fingerprint lets `run --proxy` and `env` check that clients trust the CA this proxy signs with.
-    health: () => ({ inspectMemory: budget.usage(), memory: processMemory(), ca: { sha256: caFingerprint } }),
+    health: () => ({ inspectMemory: budget.usage(), waitingMemory: waiting.usage(), memory: processMemory(), ca: { sha256: caFingerprint } }),
     refuseTraffic: () =>
       sink.health.blocking ? `cannot write log records (${(sink.health.failing as NodeJS.ErrnoException).code ?? "error"}) and --on-log-error is block` : null,
     decideConnect: (target) => {

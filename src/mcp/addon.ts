@@ -207,6 +207,9 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       const hinted = legacy !== undefined || h["mcp-session-id"] !== undefined || h["mcp-protocol-version"] !== undefined || h["mcp-method"] !== undefined;
       const flow = new McpFlow(ex, server, hinted, legacy);
       ex.notes.set("mcp", flow);
+      // Past the budget of what waits behind a judgement (a message that asks shared state), this exchange's
+      // bodies are no longer read until it drains: see budget/waiting-budget.ts.
+      pipeline.waitingBudget?.attach(ex.id, () => ex.pauseReading(), { client_to_server: inspectPeer(ex, "client_to_server"), server_to_client: inspectPeer(ex, "server_to_client") });
       // --intercept holds whole responses and events: it asks for them unencoded, as enforce mode does.
       if (opts.enforce || opts.intercept) stripContentCoding(ex);
       // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode
@@ -270,6 +273,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     },
 
     exchangeEnd(ex) {
+      pipeline.waitingBudget?.detach(ex.id);
       const flow = ex.notes.get("mcp") as McpFlow | undefined;
       if (!flow) return;
       opts.intercept?.ended(ex.id);

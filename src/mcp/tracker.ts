@@ -18,6 +18,7 @@ import { SessionTable, type SessionRecord } from "./sessions.js";
 import { runEach } from "../util/run-each.js";
 import { TaskCalls } from "./tasks/task-calls.js";
 import { unansweredEvent } from "./unanswered-event.js";
+import type { WaitingBudget } from "../budget/waiting-budget.js";
 
 export interface TrackerLimits {
   maxPending: number;
@@ -45,6 +46,8 @@ export interface TrackerOutput {
 export interface MessageHandler {
   readonly tracker: McpTracker;
   readonly enforcing: boolean;
+  /** Counts what waits for a judgement, per stream: each exchange's bodies are attached to it (back-pressure). */
+  readonly waitingBudget?: WaitingBudget | undefined;
   message(ctx: TrackedContext, raw: unknown, bytes: number): Judgement;
   invalid(ctx: MessageContext | TrackedContext, reason: string, bytes: number): Judgement;
 }

@@ -7,6 +7,7 @@ import { invalidEvent, McpTracker, type MessageHandler, type TrackedContext, typ
 import type { Decision } from "../mcp/decision.js";
 import { failedJudgement, judgeReadings, settleEnforcement } from "../policy/enforcement.js";
 import type { Policy } from "../policy/policy.js";
+import type { WaitingBudget } from "../budget/waiting-budget.js";
 
 /** What the pipeline made of one message: its decision (always one) and the records it wrote. */
 export interface PipelineResult extends Judged {
@@ -29,6 +30,8 @@ export interface MessagePipelineOptions {
   payloads: PayloadOptions;
   output: RecordOutput;
   limits: TrackerLimits;
+  /** Counts the bytes of what waits, per stream (their sources are paused past its budget); none: not counted. */
+  waiting?: WaitingBudget;
   now?: () => number;
 }
 
@@ -40,7 +43,8 @@ export interface MessagePipelineOptions {
  * A message the policy must ask shared state about (src/state/) is judged asynchronously: the caller gets a
  * promise, settled once its record is written. Its stream keeps its order: every later message of the same
  * exchange (of the same stdio launch) gets a promise too, settled after those before it, so records, and
- * what enforcement sends, never overtake a message still waiting. Other streams go on.
+ * what enforcement sends, never overtake a message still waiting. Other streams go on. What waits is counted
+ * in bytes per stream (`waiting`), so that a stream past its budget stops being read.
  */
 export class MessagePipeline implements MessageHandler {
   readonly tracker: McpTracker;
@@ -50,6 +54,11 @@ export class MessagePipeline implements MessageHandler {
   constructor(private readonly o: MessagePipelineOptions) {
     // Messages the tracker reports on its own (requests never answered) take the same path.
     this.tracker = new McpTracker({ rpc: (e) => void this.finish(e), session: (r) => this.session(r), evicted: (r) => o.output.evicted?.(r) }, o.limits, o.now);
+  }
+
+  /** The byte budget of what waits, when counted: a transport attaches each stream's source to it. */
+  get waitingBudget(): WaitingBudget | undefined {
+    return this.o.waiting;
   }
 
   get enforcing(): boolean {
@@ -84,6 +93,12 @@ export class MessagePipeline implements MessageHandler {
     // The stream's next message waits for this record, written or failed.
     const last: Promise<unknown> = judged.catch((err: unknown) => this.o.output.failed?.(err, event));
     this.waiting.set(key, last);
+    const budget = this.o.waiting;
+    if (budget) {
+      // Counted from now until its record is written or failed, charged to its sender: its own bytes, at least one.
+      const bytes = Math.max(1, event.bytes);
+      void last.then(budget.hold(key, bytes, event.direction));
+    }
     return judged;
   }
 

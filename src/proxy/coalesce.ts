@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import type { ReadGate } from "./read-gate.js";
 
 /** A chunk this large passes on at once; smaller ones are joined up to this size. */
 const JOINED_BYTES = 16 * 1024;
@@ -10,9 +11,19 @@ const JOINED_BYTES = 16 * 1024;
  * of the tick they arrived in: nothing is held back waiting for more. A lone chunk (the usual case) goes on as
  * it is, uncopied; several are copied once, when joined. A plain Readable fed from `data` events (not a
  * Transform): per chunk, only a push onto the tick's list; back-pressure pauses the source.
+ *
+ * `gate` closed: the source is paused too, whatever the reader downstream wants, and read on once it opens.
+ * Paused is the source itself (an IncomingMessage: its socket is read no more once its own small buffer is
+ * full), and only this stream resumes it: pausing the socket under it would not hold, as the message's
+ * reads start it again.
  */
-export function coalesced(source: Readable): Readable {
-  const out = new Readable({ read: () => void source.resume() });
+export function coalesced(source: Readable, gate?: ReadGate): Readable {
+  const out = new Readable({ read: () => void (gate?.open !== false && source.resume()) });
+  if (gate) {
+    const unwatch = gate.watch((open) => void (open ? !out.destroyed && source.resume() : source.pause()));
+    out.once("close", unwatch);
+    source.once("close", unwatch);
+  }
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let scheduled = false;

@@ -12,6 +12,7 @@ import type {
   ResponseHead,
   ServerEndpoint,
 } from "./exchange.js";
+import { ReadGate } from "./read-gate.js";
 
 /** The mutable record behind the `Exchange` view that addons get. */
 export class ExchangeRecord implements Exchange {
@@ -30,6 +31,8 @@ export class ExchangeRecord implements Exchange {
   /** Bytes to inject into an event stream, and the function that sends them once the stream is set up. */
   readonly injected: Buffer[] = [];
   injectNow: ((raw: Buffer) => void) | null = null;
+  /** Closed while the bodies must not be read (`pauseReading`). */
+  readonly readGate = new ReadGate();
 
   constructor(
     readonly mode: ExchangeMode,
@@ -59,6 +62,10 @@ export class ExchangeRecord implements Exchange {
   rewriteResponse(rewriter: ResponseRewriter): ResponseRewriteHandle {
     this.responseRewriter = rewriter;
     return { inject: (raw) => (this.injectNow ? this.injectNow(raw) : this.injected.push(raw)) };
+  }
+
+  pauseReading(): () => void {
+    return this.readGate.hold();
   }
 
   /** Keeps the first failure: later ones are consequences of it. */

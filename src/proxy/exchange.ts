@@ -41,6 +41,11 @@ export interface Exchange {
   replaceRequestHeader(name: string, value: string): void;
   /** Enforcement only (call from `responseHeaders`): pass the response body through a rewriter. */
   rewriteResponse(rewriter: ResponseRewriter): ResponseRewriteHandle;
+  /**
+   * Back-pressure: stops reading this exchange's bodies from their senders (what is already read still goes
+   * on, to the taps too) until the returned function is called. Nothing is dropped.
+   */
+  pauseReading(): () => void;
 }
 
 export interface RequestHold {

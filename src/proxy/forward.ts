@@ -120,7 +120,7 @@ export function forwardExchange(
 
   const hold = ex.requestHold;
   // Tiny chunks joined (see coalesce.ts): a body in 1-byte chunks costs a write and a tap call per read, not per byte.
-  const body = coalesced(req);
+  const body = coalesced(req, ex.readGate);
   if (!hold) {
     const request = openUpstream(headersFor());
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).

@@ -28,7 +28,7 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     // Piped first, tapped second: each chunk is on its way to the client before decoding, policy and
     // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
     // write; uncorking sends the chunk now instead of after the taps' work.) Tiny chunks are joined first.
-    const body = coalesced(upRes);
+    const body = coalesced(upRes, ex.readGate);
     body.pipe(res);
     tapForwarded(body, taps, (n) => (ex.responseBytes += n), () => res.socket?.uncork());
     body.on("end", () => taps.end());
@@ -150,10 +150,12 @@ function sendEvents(
   const dropped = rewriter.decode ? ["content-length", "content-encoding"] : ["content-length"];
   res.writeHead(head.status, head.statusMessage, endToEndRawHeaders(upRes.rawHeaders, undefined, dropped));
   sendHeadNow(res);
-  // The upstream is paused while the client's socket is full or an event's judgement is awaited.
+  // The upstream is paused while the client's socket is full, an event's judgement is awaited, or what waits
+  // behind judgements passed its budget (the exchange's read gate).
   let draining = false;
   let held = false;
-  const flowControl = (): void => void (draining || held ? upRes.pause() : upRes.resume());
+  const flowControl = (): void => void (draining || held || !ex.readGate.open ? upRes.pause() : upRes.resume());
+  res.once("close", ex.readGate.watch(flowControl));
   const write = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw) && !draining) {
       draining = true;
