@@ -1,4 +1,5 @@
 import type { LogRecord } from "../../saved-logs/filters.js";
+import { escapeLine } from "../../log/escape-line.js";
 import { harEntry } from "./entry.js";
 import type { Har, HarEntry } from "./har-format.js";
 
@@ -49,4 +50,12 @@ export function buildHar(records: readonly LogRecord[], opts: HarOptions): Har {
       ...(notes.length > 0 ? { comment: notes.join(" ") } : {}),
     },
   };
+}
+
+/**
+ * The HAR as written to a file: bidi and other format controls from record strings written `\uXXXX`, as the
+ * log writes them, so that a viewer or a terminal showing the file cannot reorder or hide its text.
+ */
+export function harText(har: Har): string {
+  return escapeLine(JSON.stringify(har, null, 2)) + "\n";
 }

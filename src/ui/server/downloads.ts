@@ -1,0 +1,100 @@
+import type { ServerResponse } from "node:http";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { str, type LogRecord } from "../../saved-logs/filters.js";
+import { Store, type Msg } from "../web/model.js";
+import { compileQuery } from "../web/query.js";
+import { exportedPage } from "./assets.js";
+import type { RecordHistory } from "./record-history.js";
+
+/** Lines read between two turns of the event loop while a download is put together. */
+const LINES_PER_TURN = 2_000;
+
+const FORMATS = {
+  "records.ndjson": { type: "application/x-ndjson; charset=utf-8", ext: "ndjson" },
+  "capture.har": { type: "application/json; charset=utf-8", ext: "har" },
+  "capture.html": { type: "text/html; charset=utf-8", ext: "html" },
+} as const;
+type Format = keyof typeof FORMATS;
+
+/**
+ * `GET /api/download/{records.ndjson,capture.har,capture.html}?q=FILTER&upto=N`: what the page shows under
+ * the filter box's FILTER, read by the page's own model and filter (src/ui/web/model.ts, query.ts) over the
+ * records the server holds before index `upto` (where the page stood; a paused page stood earlier). The
+ * messages the filter matches (the list with "group exchanges" off), as logged; the HAR of their exchanges
+ * (the `export` command's writer); or the self-contained page (`export --html`'s) holding them with their
+ * sessions' and exchanges' records. Nothing but logged lines goes out: redacted as the log is. Read-only;
+ * one download is put together at a time (each holds a parsed copy of the records), the others get 429.
+ */
+export function downloadHandler(history: RecordHistory, source: string): (res: ServerResponse, url: URL) => void {
+  let busy = false;
+  return (res, url) => {
+    const name = url.pathname.slice("/api/download/".length);
+    if (!Object.hasOwn(FORMATS, name)) return plain(res, 404, "no such download (records.ndjson, capture.har or capture.html)");
+    const query = url.searchParams.get("q") ?? "";
+    const filter = compileQuery(query);
+    if (filter.problems.length > 0) return plain(res, 400, `filter not understood: ${filter.problems.join(", ")}`);
+    if (busy) return plain(res, 429, "another download is being put together: try again in a moment");
+    busy = true;
+    const upto = Number(url.searchParams.get("upto") ?? history.end);
+    build(name as Format, history, Number.isFinite(upto) ? upto : history.end, query, filter.test, source)
+      .then(
+        (body) => {
+          const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
+          res.writeHead(200, {
+            "Content-Type": FORMATS[name as Format].type,
+            "Content-Disposition": `attachment; filename="mcp-wiretap-${stamp}.${FORMATS[name as Format].ext}"`,
+            "Content-Length": Buffer.byteLength(body.text),
+            "X-Wiretap-Matched": String(body.matched),
+          });
+          res.end(body.text);
+        },
+        (err: unknown) => plain(res, 500, `download failed: ${(err as Error).message}`),
+      )
+      .finally(() => {
+        busy = false;
+      });
+  };
+}
+
+async function build(format: Format, history: RecordHistory, upto: number, query: string, test: (m: Msg) => boolean, source: string): Promise<{ text: string; matched: number }> {
+  const { lines } = history.slice(history.start, Math.max(0, upto - history.start));
+  const store = new Store();
+  const records: { record: LogRecord; line: string }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0 && i % LINES_PER_TURN === 0) await yieldToLoop();
+    const line = lines[i]!;
+    let r: unknown;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (r === null || typeof r !== "object" || Array.isArray(r)) continue;
+    records.push({ record: r as LogRecord, line });
+    store.add(r as LogRecord, line);
+  }
+  const matched = store.msgs.filter(test);
+  if (format === "records.ndjson") return { text: matched.map((m) => `${m.line}\n`).join(""), matched: matched.length };
+  const kept = new Set<LogRecord>(matched.map((m) => m.record));
+  const what = `${source}${query.trim() ? `, filter: ${query.trim()}` : ""}`;
+  if (format === "capture.har") {
+    // Loaded here, as the export command loads it: it reads node:http.
+    const { buildHar, harText } = await import("../../cli/har/har.js");
+    const { VERSION } = await import("../../cli/package-info.js");
+    const har = buildHar(
+      records.map((r) => r.record),
+      { creator: { name: "mcp-wiretap", version: VERSION }, filter: (r) => kept.has(r), comment: `Downloaded from the mcp-wiretap UI (${what}). Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.` },
+    );
+    return { text: harText(har), matched: matched.length };
+  }
+  // The page needs the sessions' records to name them, and the exchanges' http records for their headers.
+  const flows = new Set<string | null>(matched.map((m) => str(m.record.flow)));
+  flows.delete(null);
+  const page = records.filter(({ record: r }) => kept.has(r) || r.event === "session" || (r.event === "http" && flows.has(str(r.flow))));
+  return { text: exportedPage(page.map((r) => r.line), `mcp-wiretap: ${what}`), matched: matched.length };
+}
+
+function plain(res: ServerResponse, status: number, reason: string): void {
+  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(`${reason}\n`);
+}
