@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uiCommand } from "../../src/ui/server/serve-logs.js";
 import { REPO_ROOT } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
-import { launchBrowser, waitInPage } from "./browser.js";
+import { clickTab, launchBrowser, setFilter, waitInPage } from "./browser.js";
 import { twoSessionFiles } from "./fixtures/two-sessions.js";
 
 type Rec = Record<string, unknown> & { related?: Record<string, unknown> };
@@ -192,17 +192,6 @@ describe("web UI pictures", () => {
     await setFilter(page, "");
   });
 });
-
-async function clickTab(p: Page, name: string): Promise<void> {
-  const tabs = await p.$$("button.tab");
-  for (const t of tabs) if ((await t.evaluate((e) => e.textContent)) === name) await t.click();
-}
-
-async function setFilter(p: Page, text: string): Promise<void> {
-  await p.click("input[type=search]", { count: 3 });
-  await p.keyboard.press("Backspace");
-  if (text) await p.keyboard.type(text);
-}
 
 function get(pathname: string, headers: Record<string, string>): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {

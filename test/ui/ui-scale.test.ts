@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogSink } from "../../src/log/logger.js";
 import { startLiveUi } from "../../src/ui/server/live-ui.js";
 import { spawnCli, type SpawnedCli } from "../helpers/proxy-harness.js";
-import { launchBrowser, waitInPage } from "./browser.js";
+import { clickTab, launchBrowser, waitInPage } from "./browser.js";
 
 const RECORDS = 100_000;
 let browser: Browser;
@@ -78,9 +78,8 @@ describe("web UI at scale", () => {
       // The timeline of those calls (over 10,000): calls thinner than a pixel on a lane are drawn as one
       // mark, so it draws a few hundred elements that still stand for every call; zoomed in, each call is a bar.
       const calls = Math.ceil(RECORDS / 2 / 3);
-      const tabs = await page.$$("button.tab");
-      for (const t of tabs) if ((await t.evaluate((e) => e.textContent)) === "timeline") await t.click();
       const drawnAt = performance.now();
+      await clickTab(page, "timeline");
       await waitInPage(page, `document.querySelector(".timeline-count")?.textContent.startsWith("${calls} calls")`, "the timeline", 20_000);
       const drawn = performance.now() - drawnAt;
       const marks = (): Promise<{ elements: number; calls: number; inView: number }> =>

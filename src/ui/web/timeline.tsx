@@ -12,6 +12,8 @@ const AXIS_H = 26;
 /** Below this a call is drawn this wide, so that an instant is seen; a refused call (over at once) wider. */
 const MIN_BAR_PX = 2;
 const MIN_DENIED_PX = 7;
+/** A mark standing for several calls spans at most this much, so that hovering says how many are where. */
+const MAX_CLUSTER_PX = 24;
 const MIN_SPAN_MS = 1;
 
 interface View {
@@ -215,7 +217,7 @@ function drawCalls(calls: readonly Call[], first: number, last: number, v: View,
     const x0 = Math.max(x(c.start), x(v.a) - 2);
     const x1 = Math.max(x0 + (c.outcome === "denied" ? MIN_DENIED_PX : MIN_BAR_PX), Math.min(x(end), x(v.b) + 2));
     const o = open.get(c.lane);
-    if (o && x0 <= o.x1 + 0.5) {
+    if (o && x0 <= o.x1 + 0.5 && o.x1 - o.x0 < MAX_CLUSTER_PX) {
       o.x1 = Math.max(o.x1, x1);
       o.calls.push(c);
       continue;
