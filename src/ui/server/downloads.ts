@@ -8,6 +8,11 @@ import type { RecordHistory } from "./record-history.js";
 
 /** Lines read between two turns of the event loop while a download is put together. */
 const LINES_PER_TURN = 2_000;
+/**
+ * Record bytes a download may read: each is parsed, so a download holds a few times this while it is put
+ * together, in the process that may be the proxy. Past it the page is told to use `export`/`tail` on the log.
+ */
+export const MAX_DOWNLOAD_SOURCE_BYTES = 64 * 1024 * 1024;
 
 const FORMATS = {
   "records.ndjson": { type: "application/x-ndjson; charset=utf-8", ext: "ndjson" },
@@ -23,9 +28,10 @@ type Format = keyof typeof FORMATS;
  * messages the filter matches (the list with "group exchanges" off), as logged; the HAR of their exchanges
  * (the `export` command's writer); or the self-contained page (`export --html`'s) holding them with their
  * sessions' and exchanges' records. Nothing but logged lines goes out: redacted as the log is. Read-only;
- * one download is put together at a time (each holds a parsed copy of the records), the others get 429.
+ * one download is put together at a time (each holds a parsed copy of the records), the others get 429; one
+ * over more than `maxSourceBytes` of records is refused (413).
  */
-export function downloadHandler(history: RecordHistory, source: string): (res: ServerResponse, url: URL) => void {
+export function downloadHandler(history: RecordHistory, source: string, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
   let busy = false;
   return (res, url) => {
     const name = url.pathname.slice("/api/download/".length);
@@ -34,9 +40,15 @@ export function downloadHandler(history: RecordHistory, source: string): (res: S
     const filter = compileQuery(query);
     if (filter.problems.length > 0) return plain(res, 400, `filter not understood: ${filter.problems.join(", ")}`);
     if (busy) return plain(res, 429, "another download is being put together: try again in a moment");
+    const given = Number(url.searchParams.get("upto") ?? history.end);
+    const { lines } = history.slice(history.start, Math.max(0, (Number.isFinite(given) ? given : history.end) - history.start));
+    let bytes = 0;
+    for (const line of lines) bytes += line.length;
+    if (bytes > maxSourceBytes) {
+      return plain(res, 413, `the records shown take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than a download reads (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap export\` or \`tail\` with filters on the log file`);
+    }
     busy = true;
-    const upto = Number(url.searchParams.get("upto") ?? history.end);
-    build(name as Format, history, Number.isFinite(upto) ? upto : history.end, query, filter.test, source)
+    build(name as Format, lines, query, filter.test, source)
       .then(
         (body) => {
           const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
@@ -56,8 +68,7 @@ export function downloadHandler(history: RecordHistory, source: string): (res: S
   };
 }
 
-async function build(format: Format, history: RecordHistory, upto: number, query: string, test: (m: Msg) => boolean, source: string): Promise<{ text: string; matched: number }> {
-  const { lines } = history.slice(history.start, Math.max(0, upto - history.start));
+async function build(format: Format, lines: readonly string[], query: string, test: (m: Msg) => boolean, source: string): Promise<{ text: string; matched: number }> {
   const store = new Store();
   const records: { record: LogRecord; line: string }[] = [];
   for (let i = 0; i < lines.length; i++) {
