@@ -133,6 +133,18 @@ describe("web UI pictures", () => {
     expect(await page.$$eval(".timeline [data-cluster]", (els) => els.length)).toBe(0);
     await page.click(`.timeline-bar button[title="the whole capture"]`);
     expect(await inView()).toBe(requests.length);
+    // The wheel zooms around the pointer; dragging pans (the axis moves with it).
+    const lanes = (await (await page.$(".timeline-lanes"))!.boundingBox())!;
+    await page.mouse.move(lanes.x + lanes.width / 2, lanes.y + 20);
+    await page.mouse.wheel({ deltaY: -600 });
+    await waitInPage(page, `Number(/(\\d+) in view/.exec(document.querySelector(".timeline-count").textContent)[1]) < ${requests.length}`, "the wheel's zoom");
+    const firstTick = (): Promise<string> => page.$eval(".timeline-axis text", (t) => t.textContent ?? "");
+    const before = await firstTick();
+    await page.mouse.down();
+    await page.mouse.move(lanes.x + lanes.width / 2 - 300, lanes.y + 20, { steps: 5 });
+    await page.mouse.up();
+    expect(await firstTick()).not.toBe(before);
+    await page.click(`.timeline-bar button[title="the whole capture"]`);
   });
 
   it("charts each tool's latencies and calls over time, their bars adding up to its calls", async () => {
