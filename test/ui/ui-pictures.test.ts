@@ -12,6 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PassThrough, Writable } from "node:stream";
+import { exportHtml } from "../../src/ui/server/html-export.js";
 import { uiCommand } from "../../src/ui/server/serve-logs.js";
 import { REPO_ROOT } from "../helpers/proxy-harness.js";
 import { waitUntil } from "../helpers/wait-until.js";
@@ -67,6 +69,13 @@ describe("web UI pictures", () => {
     const firstB = lines.indexOf(files.b[0]!);
     expect(firstB).toBeGreaterThan(0);
     expect(firstB).toBeLessThan(lines.indexOf(files.a[files.a.length - 1]!));
+    // The exported page holds them in the same order.
+    let exported = "";
+    const stdout = new Writable({ write: (chunk: Buffer, _enc, done) => ((exported += chunk.toString()), done()) });
+    const code = await exportHtml([path.join(tmp, "a.ndjson"), path.join(tmp, "b.ndjson")], "-", {}, { stdout, stderr: new PassThrough(), stdin: new PassThrough() });
+    expect(code).toBe(0);
+    const embedded = /<script type="application\/json" id="wiretap-data">(.*?)<\/script>/s.exec(exported)![1]!;
+    expect((JSON.parse(embedded) as Rec[]).map((r) => JSON.stringify(r))).toEqual(lines);
   });
 
   it("shows times in local time or UTC by the toggle, and remembers the choice", async () => {
