@@ -43,13 +43,14 @@ export function Timeline({ rows, onOpen, opened }: { rows: Msg[]; onOpen: (m: Ms
   const [hover, setHover] = useState<Hover | null>(null);
   const drag = useRef<{ x: number; view: View; moved: boolean } | null>(null);
 
+  const empty = layout.calls.length === 0;
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const ro = new ResizeObserver(() => setSize({ width: el.clientWidth, height: el.clientHeight }));
     ro.observe(el);
     return () => ro.disconnect();
-  }, []);
+  }, [empty]);
 
   const pad = Math.max(1, (layout.to - layout.from) * 0.02);
   const full: View = { a: layout.from - pad, b: layout.to + pad };
@@ -68,7 +69,7 @@ export function Timeline({ rows, onOpen, opened }: { rows: Msg[]; onOpen: (m: Ms
   };
   const pan = (ms: number): void => setView({ a: v.a + ms, b: v.b + ms });
 
-  if (layout.calls.length === 0) return <p class="empty">No request matches the filter.</p>;
+  if (empty) return <p class="empty">No request matches the filter.</p>;
 
   const firstLane = Math.max(0, Math.floor(scrollTop / LANE_H) - 2);
   const lastLane = Math.min(layout.lanes, Math.ceil((scrollTop + size.height) / LANE_H) + 2);
@@ -103,7 +104,7 @@ export function Timeline({ rows, onOpen, opened }: { rows: Msg[]; onOpen: (m: Ms
     const call = byIndex.get(Number(target.getAttribute("data-index")));
     const text = call
       ? `${callText(call, layout.to)} · sent ${clockText(call.start)}`
-      : `${counted(Number(target.getAttribute("data-cluster")), "call")} here (${target.getAttribute("data-outcome")} among them): zoom in to see each`;
+      : `${counted(Number(target.getAttribute("data-cluster")), "call")} here, the worst ${target.getAttribute("data-outcome")}: zoom in to see each`;
     setHover({ text, ...at });
   };
   const onPointerUp = (e: PointerEvent): void => {
