@@ -24,6 +24,11 @@ const CAUGHT_UP: unique symbol = Symbol("caught up");
  * followed inputs, whose later lines the caller takes as they come.
  */
 export async function mergeByTime(inputs: readonly MergeInput[], emit: (line: string) => void): Promise<FollowOn[]> {
+  if (inputs.length === 1 && !inputs[0]!.caughtUp) {
+    // One log read to its end: already in order, no time to read.
+    for (let next = await inputs[0]!.lines.next(); !next.done; next = await inputs[0]!.lines.next()) emit(next.value);
+    return [];
+  }
   const heads: ({ line: string; time: number } | null)[] = [];
   const lastTime = inputs.map(() => -Infinity);
   const followOn: FollowOn[] = [];
