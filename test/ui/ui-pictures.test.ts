@@ -131,6 +131,10 @@ describe("web UI pictures", () => {
     const detail = await waitInPage<string>(page, `document.querySelector(".detail")?.textContent`, "the detail pane");
     expect(detail).toContain("get-env");
     expect(detail).toContain("denied");
+    // Counts read as written: `{ 1 key`, never `1 keys`; a session of one lane says so.
+    expect(detail).toMatch(/\b1 key\b/);
+    expect(detail).not.toMatch(/\b1 keys\b/);
+    expect(await page.$$eval(".band text", (t) => t.map((e) => e.textContent?.split(" · ")[1]))).toEqual(["2 lanes", "1 lane"]);
     await page.click(".detail .close");
   });
 
