@@ -7,7 +7,7 @@ import { exportedPage } from "./assets.js";
 import type { RecordHistory } from "./record-history.js";
 
 /** Lines read between two turns of the event loop while a download is put together. */
-const LINES_PER_TURN = 2_000;
+const LINES_PER_TURN = 1_000;
 /**
  * Record bytes a download may read: each is parsed, so a download holds a few times this while it is put
  * together, in the process that may be the proxy. Past it the page is told to use `export`/`tail` on the log.
@@ -84,19 +84,23 @@ async function build(format: Format, lines: readonly string[], query: string, te
     records.push({ record: r as LogRecord, line });
     store.add(r as LogRecord, line);
   }
-  const matched = store.msgs.filter(test);
+  const matched: Msg[] = [];
+  for (let i = 0; i < store.msgs.length; i++) {
+    if (i > 0 && i % LINES_PER_TURN === 0) await yieldToLoop();
+    if (test(store.msgs[i]!)) matched.push(store.msgs[i]!);
+  }
   if (format === "records.ndjson") return { text: matched.map((m) => `${m.line}\n`).join(""), matched: matched.length };
   const kept = new Set<LogRecord>(matched.map((m) => m.record));
   const what = `${source}${query.trim() ? `, filter: ${query.trim()}` : ""}`;
   if (format === "capture.har") {
     // Loaded here, as the export command loads it: it reads node:http.
-    const { buildHar, harText } = await import("../../cli/har/har.js");
+    const { buildHarInTurns, harTextInTurns } = await import("../../cli/har/har.js");
     const { VERSION } = await import("../../cli/package-info.js");
-    const har = buildHar(
+    const har = await buildHarInTurns(
       records.map((r) => r.record),
       { creator: { name: "mcp-wiretap", version: VERSION }, filter: (r) => kept.has(r), comment: `Downloaded from the mcp-wiretap UI (${what}). Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.` },
     );
-    return { text: harText(har), matched: matched.length };
+    return { text: await harTextInTurns(har), matched: matched.length };
   }
   // The page needs the sessions' records to name them, and the exchanges' http records for their headers.
   const flows = new Set<string | null>(matched.map((m) => str(m.record.flow)));
