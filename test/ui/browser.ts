@@ -43,3 +43,16 @@ export function visibleRows(page: Page): Promise<{ tool: string; method: string;
     })),
   );
 }
+
+/** Clicks the header tab named `name`. */
+export async function clickTab(p: Page, name: string): Promise<void> {
+  const tabs = await p.$$("button.tab");
+  for (const t of tabs) if ((await t.evaluate((e) => e.textContent)) === name) await t.click();
+}
+
+/** Replaces what the filter box holds with `text`, typed. */
+export async function setFilter(p: Page, text: string): Promise<void> {
+  await p.click("input[type=search]", { count: 3 });
+  await p.keyboard.press("Backspace");
+  if (text) await p.keyboard.type(text);
+}

@@ -12,10 +12,10 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
-import { connectSse, connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
+import { connectSse, connectStreamable, createDispatcher, fetchVia, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
-import { launchBrowser, visibleRows, waitInPage } from "./browser.js";
+import { clickTab, launchBrowser, setFilter, visibleRows, waitInPage } from "./browser.js";
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`;
 
@@ -166,6 +166,22 @@ describe("web UI, live", () => {
     expect(await wsStatus({ Cookie: cookie, Origin: base() })).not.toBe(101);
   });
 
+  it("downloads hold what the log holds: a credential the client sent is in none of NDJSON, HAR and HTML", async () => {
+    const secret = "sk-download-test-7f3a9c2e51d04b68";
+    const send = fetchVia(createDispatcher({ proxyUrl: proxy.url, caPem: proxy.caPem }));
+    const initialize = { jsonrpc: "2.0", id: 77, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "download-check", version: "1" } } };
+    await (await send(upstream.streamableUrl, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(initialize) })).text();
+    const download = (name: string): Promise<string> => page.evaluate(`fetch("/api/download/${name}?q=").then((r) => r.text())`) as Promise<string>;
+    // The http record comes when the exchange ends, through the record stream: a moment after the answer.
+    let har = "";
+    for (let i = 0; i < 100 && !har.includes("download-check"); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      har = await download("capture.har");
+    }
+    expect(har).toContain('"value": "Bearer [redacted]"');
+    for (const name of ["records.ndjson", "capture.har", "capture.html"]) expect(await download(name)).not.toContain(secret);
+  });
+
   it("exports one HTML page that opens from file:// with no network request and shows the same messages", async () => {
     const out = path.join(tmp, "capture.html");
     const result = await runCli(["export", "--html", out, proxy.logFile]);
@@ -224,17 +240,6 @@ describe("web UI, MCP Apps", () => {
     }
   });
 });
-
-async function clickTab(p: Page, name: string): Promise<void> {
-  const tabs = await p.$$("button.tab");
-  for (const t of tabs) if ((await t.evaluate((e) => e.textContent)) === name) await t.click();
-}
-
-async function setFilter(p: Page, text: string): Promise<void> {
-  await p.click("input[type=search]", { count: 3 });
-  await p.keyboard.press("Backspace");
-  if (text) await p.keyboard.type(text);
-}
 
 function get(pathname: string, headers: Record<string, string>): Promise<{ status: number; type: string; csp: string }> {
   return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogSink } from "../../src/log/logger.js";
 import { startLiveUi } from "../../src/ui/server/live-ui.js";
 import { spawnCli, type SpawnedCli } from "../helpers/proxy-harness.js";
-import { launchBrowser, waitInPage } from "./browser.js";
+import { clickTab, launchBrowser, waitInPage } from "./browser.js";
 
 const RECORDS = 100_000;
 let browser: Browser;
@@ -74,6 +74,29 @@ describe("web UI at scale", () => {
       // Seconds on a two-core machine (5.6 s with it loaded sevenfold): the bound catches what grows with
       // the log (a quadratic render or filter takes minutes here), not a busy machine.
       expect(scrolled).toBeLessThan(20_000);
+
+      // The timeline of those calls (over 10,000): calls thinner than a pixel on a lane are drawn as one
+      // mark, so it draws a few hundred elements that still stand for every call; zoomed in, each call is a bar.
+      const calls = Math.ceil(RECORDS / 2 / 3);
+      const drawnAt = performance.now();
+      await clickTab(page, "timeline");
+      await waitInPage(page, `document.querySelector(".timeline-count")?.textContent.startsWith("${calls} calls")`, "the timeline", 20_000);
+      const drawn = performance.now() - drawnAt;
+      const marks = (): Promise<{ elements: number; calls: number; inView: number }> =>
+        page.$eval(".timeline", (t) => {
+          const bars = t.querySelectorAll("[data-call]").length;
+          const clusters = [...t.querySelectorAll("[data-cluster]")].map((c) => Number(c.getAttribute("data-cluster")));
+          return { elements: bars + clusters.length, calls: bars + clusters.reduce((n, c) => n + c, 0), inView: Number(/(\d+) in view/.exec(t.querySelector(".timeline-count")!.textContent ?? "")![1]) };
+        });
+      const whole = await marks();
+      expect(whole.calls).toBe(calls);
+      expect(whole.elements).toBeLessThan(2_000);
+      for (let i = 0; i < 10; i++) await page.click(`.timeline-bar button[title^="zoom in"]`);
+      const zoomed = await marks();
+      expect(zoomed.calls).toBe(zoomed.inView);
+      expect(zoomed.inView).toBeLessThan(calls);
+      expect(await page.$$eval(".timeline [data-call]", (e) => e.length)).toBeGreaterThan(0);
+      console.log(`[ui-scale] timeline of ${calls} calls drawn in ${drawn.toFixed(0)} ms as ${whole.elements} marks; zoomed 1024x: ${zoomed.inView} in view`);
     } finally {
       await page.close();
       cli?.kill();

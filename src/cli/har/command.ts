@@ -5,7 +5,6 @@ import { addFilterOptions } from "../tail/command.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
-import { escapeLine } from "../../log/escape-line.js";
 import { inputFile, stdioLogsOption } from "../stdio-logs.js";
 import { UsageError } from "../../util/usage-error.js";
 
@@ -72,7 +71,7 @@ export async function exportCommand(
     return 1;
   }
   // Loaded here: it reads node:http, whose ESM loading alone costs every other command tens of milliseconds.
-  const { buildHar } = await import("./har.js");
+  const { buildHar, harText } = await import("./har.js");
   const har = buildHar(records, {
     creator: { name: "mcp-wiretap", version: VERSION },
     filter: compileFilters(o),
@@ -86,9 +85,7 @@ export async function exportCommand(
     );
     return 1;
   }
-  // Bidi and other format controls from record strings written `\uXXXX`, as the log writes them: a viewer
-  // or a terminal showing the file must not reorder or hide its text. (Only strings hold such characters.)
-  const text = escapeLine(JSON.stringify(har, null, 2)) + "\n";
+  const text = harText(har);
   if (o.har === "-") {
     io.stdout.write(text);
   } else {

@@ -3,6 +3,7 @@ import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, type RecordFilters } from "../../saved-logs/filters.js";
 import { FileReadError, inputLines, isStdin } from "../../saved-logs/follow.js";
 import { exportedPage } from "./assets.js";
+import { mergeByTime } from "./merge-by-time.js";
 
 /**
  * `mcp-wiretap export --html OUT [FILE…]`: one HTML file holding the UI and the matching records, that
@@ -18,13 +19,15 @@ export async function exportHtml(
   const lines: string[] = [];
   const inputs = files.length === 0 ? [undefined] : files;
   try {
-    for (const file of inputs) {
-      for await (const line of inputLines(file, io.stdin)) {
+    // Several logs (two proxies' captures) as one, in time order, as `mcp-wiretap ui` shows them.
+    await mergeByTime(
+      inputs.map((file) => ({ lines: inputLines(file, io.stdin) })),
+      (line) => {
         const record = parseRecord(line);
         // Session records stay whatever the filters: the page needs them to name sessions.
         if (record && (record.event === "session" || matches(record))) lines.push(line.trim());
-      }
-    }
+      },
+    );
   } catch (err) {
     if (err instanceof FileReadError) {
       io.stderr.write(`mcp-wiretap: ${err.message}\n`);

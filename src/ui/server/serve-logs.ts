@@ -3,6 +3,7 @@ import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
 import { resolveLogInputs, watchForNewLogs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
+import { mergeByTime, type FollowOn, type MergeInput } from "./merge-by-time.js";
 import type { UiCommandOptions } from "./ui-options.js";
 import { startUiServer } from "./ui-server.js";
 
@@ -34,23 +35,34 @@ export async function uiCommand(
   const history = new RecordHistory();
   const stop = new AbortController();
   signal?.addEventListener("abort", () => stop.abort(), { once: true });
-  // Rotated files first, in order; then the current files, followed when asked.
-  for (const input of inputs.filter((i) => i.rotated || !o.follow)) {
-    for await (const line of fileLines(input.file)) history.append(line);
-  }
+  // Every file's lines in time order (a.ndjson and b.ndjson interleaved, not one after the other); a
+  // followed file's lines up to its end now, then each line as it is appended.
+  const reading = inputs.map((input): MergeInput => {
+    if (!o.follow || input.rotated) return { lines: fileLines(input.file) };
+    let caught: () => void = () => undefined;
+    const caughtUp = new Promise<void>((resolve) => (caught = resolve));
+    // A notice (the file went missing, was replaced) ends its part in the merge too: it goes on live.
+    return { lines: fileLines(input.file, { follow: true, signal: stop.signal, onCaughtUp: () => caught(), onNotice: () => caught() }), caughtUp };
+  });
+  const followOn = await mergeByTime(reading, (line) => history.append(line));
   const followed = o.follow ? inputs.filter((i) => !i.rotated) : [];
   const ui = await startUiServer({
     port: o.uiPort,
     history,
     source: { kind: "files", follow: followed.length > 0, description: inputs.map((i) => i.file).join(", ") },
   });
-  const what = followed.length > 0 ? `following ${followed.length} file(s) after ${history.end} rotated records` : `${history.end} records from ${inputs.length} file(s)`;
+  const files = (n: number): string => `${n} file${n === 1 ? "" : "s"}`;
+  const what = `${history.end} record${history.end === 1 ? "" : "s"} from ${files(inputs.length)}${followed.length > 0 ? `, following ${files(followed.length)}` : ""}`;
   process.stderr.write(`mcp-wiretap: ${what}\n  UI: ${ui.url}\n`);
   onReady?.(ui.url);
   const follow = async (file: string): Promise<void> => {
     for await (const line of fileLines(file, { follow: true, signal: stop.signal })) history.append(line);
   };
-  const readers = followed.map((input) => follow(input.file));
+  const goOn = async ({ input, pending }: FollowOn): Promise<void> => {
+    const lines = reading[input]!.lines;
+    for (let next = await (pending ?? lines.next()); !next.done; next = await lines.next()) history.append(next.value);
+  };
+  const readers = followOn.map(goOn);
   if (watched !== null) readers.push(watchForNewLogs(watched, new Set(inputs.map((i) => i.file)), follow, stop.signal, noteOnce));
   await new Promise<void>((resolve) => {
     const done = (): void => resolve();

@@ -6,6 +6,7 @@ import { ActionGuard } from "./action-guard.js";
 import { parseRelease, type HeldActions } from "./held-actions.js";
 import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
+import { downloadHandler } from "./downloads.js";
 
 /** Live batches go out at most this often; the page redraws once per batch. */
 const FEED_INTERVAL_MS = 100;
@@ -72,6 +73,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   const evictions = new EvictionReport("ui_feeds", { maxEntries: MAX_FEEDS, maxBytes: MAX_FEEDS * FEED_FLUSH_BYTES }, opts.onEvicted ?? (() => undefined));
   let dropped = 0;
   const batches = new FeedBatches(opts.history);
+  const download = downloadHandler(opts.history, opts.source.description);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -104,6 +106,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     if (url.pathname === "/api/intercept") return send(res, "application/json", JSON.stringify({ held: opts.intercept?.list() ?? [] }));
     if (url.pathname === "/api/records") return records(res, url);
     if (url.pathname === "/api/feed") return feed(req, res, url);
+    if (url.pathname.startsWith("/api/download/")) return download(res, url);
     return end(res, 404, "not found");
   });
 

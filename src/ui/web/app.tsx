@@ -6,8 +6,11 @@ import type { Msg, Store } from "./model.js";
 import { Catalogs, Sessions, ToolStats } from "./panels.js";
 import { compileQuery } from "./query.js";
 import type { FeedStatus } from "./feed.js";
+import { counted } from "./format.js";
+import { Timeline } from "./timeline.js";
+import { Downloads, ZoneToggle } from "./view-tools.js";
 
-type Tab = "messages" | "sessions" | "tools" | "catalog";
+type Tab = "messages" | "timeline" | "sessions" | "tools" | "catalog";
 
 export function App({ store, version, feed }: { store: Store; version: number; feed: FeedStatus }) {
   const [tab, setTab] = useState<Tab>("messages");
@@ -20,6 +23,9 @@ export function App({ store, version, feed }: { store: Store; version: number; f
   const [shownVersion, setShownVersion] = useState(version);
   const filterBox = useRef<HTMLInputElement>(null);
   const canAct = useMemo(() => actionKeys() !== null, []);
+  /** The call opened from the timeline. */
+  const [picked, setPicked] = useState<Msg | null>(null);
+  const [, setZoneChoice] = useState(0);
 
   // Paused: the list stays as it is; what arrives meanwhile is counted.
   useEffect(() => {
@@ -28,15 +34,19 @@ export function App({ store, version, feed }: { store: Store; version: number; f
 
   const compiled = useMemo(() => compileQuery(query), [query]);
   const shownCount = useMemo(() => store.msgs.length, [shownVersion]);
-  const rows = useMemo(() => {
+  const shownCursor = useMemo(() => feed.cursor, [shownVersion]);
+  /** `matched`: every message the filter matches, grouped or not (what a download holds). */
+  const { rows, matched } = useMemo(() => {
     const out: Msg[] = [];
     const msgs = store.msgs;
+    let matched = 0;
     for (let i = 0; i < shownCount; i++) {
       const m = msgs[i] as Msg;
-      if (grouped && m.group !== null && m.group.request !== m) continue;
-      if (compiled.test(m)) out.push(m);
+      if (!compiled.test(m)) continue;
+      matched++;
+      if (!grouped || m.group === null || m.group.request === m) out.push(m);
     }
-    return out;
+    return { rows: out, matched };
   }, [shownCount, compiled, grouped, shownVersion]);
 
   const selectedMsg = selected >= 0 ? rows[selected] : undefined;
@@ -85,7 +95,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
       <header class="top">
         <span class="brand">mcp-wiretap</span>
         <nav>
-          {(["messages", "sessions", "tools", "catalog"] as Tab[]).map((t) => (
+          {(["messages", "timeline", "sessions", "tools", "catalog"] as Tab[]).map((t) => (
             <button type="button" key={t} class={tab === t ? "tab active" : "tab"} onClick={() => setTab(t)}>
               {t === "tools" ? "tool stats" : t}
             </button>
@@ -106,6 +116,8 @@ export function App({ store, version, feed }: { store: Store; version: number; f
         <label class="toggle">
           <input type="checkbox" checked={grouped} onChange={(e) => setGrouped((e.currentTarget as HTMLInputElement).checked)} /> group exchanges
         </label>
+        <ZoneToggle onChange={() => setZoneChoice((n) => n + 1)} />
+        <Downloads query={query} upto={shownCursor} matched={matched} />
         {feed.live ? (
           <button type="button" class={paused ? "pause paused" : "pause"} onClick={() => setPaused(!paused)} title="pause (space)">
             {paused ? `resume${waiting > 0 ? ` (${waiting} new)` : ""}` : "pause"}
@@ -114,7 +126,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
       </header>
       {compiled.problems.length > 0 ? <div class="warn">Not understood: {compiled.problems.join(", ")}</div> : null}
       {canAct ? <HeldMessages /> : null}
-      <main class={open && selectedMsg && tab === "messages" ? "body with-detail" : "body"}>
+      <main class={(open && selectedMsg && tab === "messages") || (picked && tab === "timeline") ? "body with-detail" : "body"}>
         {tab === "messages" ? (
           <>
             <div class="messages">
@@ -146,6 +158,11 @@ export function App({ store, version, feed }: { store: Store; version: number; f
             </div>
             {open && selectedMsg ? <Detail msg={selectedMsg} store={store} onClose={() => setOpen(false)} /> : null}
           </>
+        ) : tab === "timeline" ? (
+          <>
+            <Timeline rows={rows} onOpen={setPicked} opened={picked} />
+            {picked ? <Detail msg={picked} store={store} onClose={() => setPicked(null)} /> : null}
+          </>
         ) : tab === "sessions" ? (
           <Sessions store={store} onPick={pick} />
         ) : tab === "tools" ? (
@@ -156,7 +173,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
       </main>
       <footer class="status">
         <span class="count">
-          {rows.length} shown · {store.msgs.length} messages · {store.records} records
+          {rows.length} shown · {counted(store.msgs.length, "message")} · {counted(store.records, "record")}
         </span>
         <span>{feed.source}</span>
         {feed.live ? <span class={feed.connected ? "ok" : "warn"}>{feed.connected ? (paused ? "paused" : follow ? "following" : "live") : "disconnected"}</span> : null}
@@ -165,8 +182,8 @@ export function App({ store, version, feed }: { store: Store; version: number; f
             {feed.ratePerSecond} records/s, drawn in {feed.framesPerSecond} updates/s ({Math.max(0, feed.ratePerSecond - feed.framesPerSecond)} coalesced)
           </span>
         ) : null}
-        {store.skipped > 0 ? <span class="warn">{store.skipped} records missed (the page fell behind)</span> : null}
-        {store.notRecords > 0 ? <span class="warn">{store.notRecords} lines not records</span> : null}
+        {store.skipped > 0 ? <span class="warn">{counted(store.skipped, "record")} missed (the page fell behind)</span> : null}
+        {store.notRecords > 0 ? <span class="warn">{store.notRecords === 1 ? "1 line not a record" : `${store.notRecords} lines not records`}</span> : null}
       </footer>
     </div>
   );

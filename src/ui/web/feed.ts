@@ -7,6 +7,8 @@ export interface FeedStatus {
   /** Records received in the last second, and page updates drawn for them. */
   ratePerSecond: number;
   framesPerSecond: number;
+  /** The server's index of the next record: the page holds what came before (downloads stop there). */
+  cursor: number;
 }
 
 /**
@@ -32,6 +34,7 @@ export async function connect(store: Store, status: FeedStatus, changed: () => v
   const first = Number(response.headers.get("X-Wiretap-First") ?? "0");
   store.skipped += Number(response.headers.get("X-Wiretap-Skipped") ?? "0");
   const lines = await readLines(response, store, changed);
+  status.cursor = first + lines;
   changed();
   if (!info.follow) return;
   let received = 0;
@@ -72,6 +75,7 @@ export async function connect(store: Store, status: FeedStatus, changed: () => v
       store.skipped += batch.skipped;
       for (const line of batch.lines) store.addLine(line);
       cursor = batch.from + batch.lines.length;
+      status.cursor = cursor;
       received += batch.lines.length;
       frame();
     };

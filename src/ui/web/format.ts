@@ -1,9 +1,17 @@
 import { num, obj, str, type LogRecord } from "../../saved-logs/filters.js";
+import { clockText } from "./time.js";
 
+/** A record's time of day (local or UTC, as chosen), to the millisecond. */
 export const timeOf = (r: LogRecord): string => {
   const t = str(r.time);
-  return t && t.length >= 23 ? t.slice(11, 23) : (t ?? "");
+  const ms = t ? Date.parse(t) : NaN;
+  return Number.isNaN(ms) ? (t ?? "") : clockText(ms);
 };
+
+/** `1 call`, `2 calls`; `plural` for the irregular ones (`1 entry`, `3 entries`). */
+export function counted(n: number, one: string, plural = `${one}s`): string {
+  return `${n} ${n === 1 ? one : plural}`;
+}
 
 export const arrow = (r: LogRecord): string => (r.direction === "client_to_server" ? "→" : r.direction === "server_to_client" ? "←" : "·");
 

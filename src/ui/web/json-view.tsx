@@ -1,3 +1,5 @@
+import { counted } from "./format.js";
+
 /** Collapsible, highlighted JSON. Every value is rendered as text (never as HTML). */
 const MAX_CHILDREN = 300;
 const MAX_STRING = 20_000;
@@ -37,7 +39,7 @@ function Node({ value, depth, open, label }: { value: unknown; depth: number; op
       <summary>
         {key}
         <span class="j-punct">{o}</span>
-        <span class="j-count"> {entries.length} {isArray ? "items" : "keys"} </span>
+        <span class="j-count"> {isArray ? counted(entries.length, "item") : counted(entries.length, "key")} </span>
       </summary>
       <div class="j-children">
         {shown.map(([k, v], i) => (

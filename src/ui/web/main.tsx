@@ -5,7 +5,7 @@ import { Store } from "./model.js";
 import "./app.css";
 
 const store = new Store();
-const status: FeedStatus = { live: false, connected: false, source: "", ratePerSecond: 0, framesPerSecond: 0 };
+const status: FeedStatus = { live: false, connected: false, source: "", ratePerSecond: 0, framesPerSecond: 0, cursor: 0 };
 const root = document.getElementById("app") as HTMLElement;
 let version = 0;
 

@@ -54,6 +54,8 @@ export interface ToolStat {
   /** Messages of its calls the policy flagged. */
   flags: number;
   latencies: number[];
+  /** When each call was sent (ms since the epoch), in arrival order. */
+  times: number[];
   bytesIn: number;
   bytesOut: number;
 }
@@ -256,13 +258,14 @@ export class Store {
     const key = `${server} ${tool}`;
     let t = this.tools.get(key);
     if (!t) {
-      t = { key, server, tool, calls: 0, errors: 0, denials: 0, flags: 0, latencies: [], bytesIn: 0, bytesOut: 0 };
+      t = { key, server, tool, calls: 0, errors: 0, denials: 0, flags: 0, latencies: [], times: [], bytesIn: 0, bytesOut: 0 };
       this.tools.set(key, t);
     }
     const bytes = num(r.bytes) ?? 0;
     if ((kind === "request" || kind === "response") && isFlagged(r)) t.flags++;
     if (kind === "request") {
       t.calls++;
+      t.times.push(Date.parse(str(r.time) ?? ""));
       t.bytesIn += bytes;
       if (isDenied(r)) t.denials++;
     } else if (kind === "response" || kind === "error") {

@@ -1,4 +1,6 @@
-import { bytesText, msText } from "./format.js";
+import { bytesText, counted, msText } from "./format.js";
+import { CallsOverTime, LatencyChart } from "./tool-charts.js";
+import { dateTimeText } from "./time.js";
 import { lineDiff } from "../../analysis/line-diff.js";
 import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
 import { legacySessionId } from "../../saved-logs/filters.js";
@@ -33,8 +35,8 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
             <td>{s.serverName ?? ""}</td>
             <td>{s.protocolVersion ?? ""}</td>
             <td>{s.transport ?? ""}</td>
-            <td class="nowrap">{when(s.start)}</td>
-            <td class="nowrap">{when(s.end)}</td>
+            <td class="nowrap">{dateTimeText(s.start)}</td>
+            <td class="nowrap">{dateTimeText(s.end)}</td>
             <td class="n">{s.messages}</td>
             <td class="n">{s.errors}</td>
             <td class="n">{s.denials}</td>
@@ -49,6 +51,10 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
 export function ToolStats({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
   const tools = [...store.tools.values()].sort((a, b) => b.calls - a.calls);
   if (tools.length === 0) return <p class="empty">No tool calls yet.</p>;
+  // One time axis for every tool, so that their charts line up.
+  let from = Infinity;
+  let to = -Infinity;
+  for (const t of tools) for (const at of t.times) if (Number.isFinite(at)) [from, to] = [Math.min(from, at), Math.max(to, at)];
   return (
     <table class="grid stats">
       <thead>
@@ -64,6 +70,8 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
           <th class="n">p99</th>
           <th class="n" title="request bytes">bytes in</th>
           <th class="n" title="result bytes: what the tool's results cost a model's context">bytes out</th>
+          <th title="calls by latency; the last bar (yellow): calls with none (no answer, cancelled)">latency distribution</th>
+          <th title="calls over the capture, one bar per 1/24th of it">calls over time</th>
         </tr>
       </thead>
       <tbody>
@@ -80,6 +88,10 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
             <td class="n">{msText(quantile(t.latencies, 0.99))}</td>
             <td class="n">{bytesText(t.bytesIn)}</td>
             <td class="n">{bytesText(t.bytesOut)}</td>
+            <td class="chart">
+              <LatencyChart latencies={t.latencies} calls={t.calls} />
+            </td>
+            <td class="chart">{Number.isFinite(from) ? <CallsOverTime times={t.times} from={from} to={to} /> : null}</td>
           </tr>
         ))}
       </tbody>
@@ -103,11 +115,11 @@ function CatalogView({ catalog }: { catalog: Catalog }) {
   return (
     <section class="catalog">
       <h3>
-        {catalog.server} <span class="muted">listed {catalog.listedAt ?? ""}</span>
+        {catalog.server} <span class="muted">listed {dateTimeText(catalog.listedAt)}</span>
       </h3>
       {catalog.truncated ? (
         <p class="warn">
-          The last tools/list result is truncated in the log (--payloads): only the names its preview holds are shown ({catalog.tools.size}), a name
+          The last tools/list result is truncated in the log (--payloads): only the names its preview holds are shown ({counted(catalog.tools.size, "name")}), a name
           inside a schema may be among them.
         </p>
       ) : null}
@@ -149,7 +161,7 @@ function DriftView({ drift }: { drift: ToolDrift }) {
   return (
     <div class="drift-item">
       <p>
-        <strong class="tool-name">{drift.tool}</strong> <span class="muted">{drift.time ?? ""}</span> {drift.pinFinding ?? ""}
+        <strong class="tool-name">{drift.tool}</strong> <span class="muted">{dateTimeText(drift.time)}</span> {drift.pinFinding ?? ""}
       </p>
       {before !== null && after !== null ? (
         <pre class="diff">
@@ -165,8 +177,6 @@ function DriftView({ drift }: { drift: ToolDrift }) {
     </div>
   );
 }
-
-const when = (iso: string | null): string => (iso ? iso.replace("T", " ").slice(0, 19) : "");
 
 function describe(def: unknown): string {
   const d = def as { description?: unknown; title?: unknown } | null;
