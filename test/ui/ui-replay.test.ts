@@ -4,13 +4,16 @@
  * with their diff, and the log holds the replay's records with replayOf. A page on another origin, a GET, a
  * rebinding Host and a read-only UI (`ui FILE`) cannot replay.
  */
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uiCommand } from "../../src/ui/server/serve-logs.js";
 import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
-import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
+import { readRecords, startTestProxy, testCaFile, type TestProxy } from "../helpers/proxy-harness.js";
 import { openUi, type UiSession } from "../intercept/ui-client.js";
 import { launchBrowser, waitInPage } from "./browser.js";
 
@@ -184,6 +187,45 @@ describe("replay in the web UI", () => {
       expect(initializes()).toBe(before);
     } finally {
       stop.abort();
+    }
+  });
+
+  it("ui FILE --allow-replay replays into FILE; a tool not marked read-only needs the confirmation first", async () => {
+    await client.client.callTool({ name: "toggle-simulated-logging", arguments: {} });
+    await client.client.callTool({ name: "toggle-simulated-logging", arguments: {} });
+    const toggle = await proxy.waitForRecord((r) => r.event === "rpc" && r.kind === "response" && r.tool === "toggle-simulated-logging");
+    const selector = `${String(toggle.flow)}#${String(toggle.id)}`;
+    const tmp = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-ui-replay-"));
+    const log = path.join(tmp, "capture.ndjson");
+    await copyFile(proxy.logFile, log);
+    const stop = new AbortController();
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        uiCommand([log], { uiPort: 0, allowReplay: true, caDir: proxy.caDir, upstreamCa: [testCaFile()], insecureUpstream: false }, { signal: stop.signal, onReady: resolve }).catch(reject);
+      });
+      const ui = await openUi(url);
+      expect(ui.page).toContain('name="wiretap-replay"');
+      const post = async (action: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+        const res = await fetch(`${ui.base}/api/action/${action}`, {
+          method: "POST",
+          headers: { cookie: ui.cookie, origin: ui.base, "content-type": "application/json", "x-wiretap-token": ui.token, "x-wiretap-nonce": ui.nonce },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const check = await post("replay-check", { call: selector });
+      expect(check.body.confirm).toMatchObject({ tool: "toggle-simulated-logging", destructive: false });
+      const unconfirmed = await post("replay", { call: selector });
+      expect(unconfirmed.status).toBe(409);
+      expect(String(unconfirmed.body.error)).toContain("toggle-simulated-logging");
+      expect((await readRecords(log)).some((r) => r.replayOf === selector)).toBe(false);
+      const done = await post("replay", { call: selector, confirmed: true });
+      expect(done).toMatchObject({ status: 200, body: { ok: true, replayOf: selector, answered: "result" } });
+      const records = await readRecords(log);
+      expect(records.filter((r) => r.replayOf === selector && r.kind === "request" && r.method === "tools/call")).toHaveLength(1);
+    } finally {
+      stop.abort();
+      await rm(tmp, { recursive: true, force: true });
     }
   });
 });
