@@ -1,6 +1,6 @@
 import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
-import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
+import { loadOrCreateCa, sharedLeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { DEFAULT_MAX_INSPECT_MEMORY, InspectBudget } from "../budget/inspect-budget.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
@@ -117,7 +117,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     : null;
   const { policyFile, policyConfig, policy } = await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
-  const issuer = await LeafIssuer.create(ca);
+  const issuer = await sharedLeafIssuer(ca);
   const caFingerprint = ca.info().fingerprint256;
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
