@@ -1,7 +1,8 @@
 /**
  * Intercept in a real browser (headless chromium): the SDK client's echo call through the proxy is held, the
  * page lists it, a person edits the JSON and presses "edit then forward", and the server answers the edit. A page
- * on another origin, even one that knows the page's token and nonce, cannot release anything.
+ * on another origin, even one that knows the page's token and nonce, cannot release anything. The same browser,
+ * upstream and foreign page then run the Replay cases (replay-cases.ts) against a proxy of their own.
  */
 import http from "node:http";
 import type { Browser, Page } from "puppeteer-core";
@@ -11,6 +12,7 @@ import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
 import { heldList, openUi, release, waitHeld, type UiSession } from "../intercept/ui-client.js";
 import { launchBrowser, waitInPage } from "./browser.js";
+import { replayCases } from "./replay-cases.js";
 
 let upstream: McpUpstream;
 let proxy: TestProxy;
@@ -125,3 +127,5 @@ describe("intercept in the web UI", () => {
     expect(text(await call)).toBe("Echo: held while a foreign page tries");
   });
 });
+
+replayCases(() => ({ browser, upstream, foreign }));
