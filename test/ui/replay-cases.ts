@@ -15,7 +15,7 @@ import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.j
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { readRecords, startTestProxy, testCaFile, type TestProxy } from "../helpers/proxy-harness.js";
 import { openUi, type UiSession } from "../intercept/ui-client.js";
-import { waitInPage } from "./browser.js";
+import { postFromForeignPage, waitInPage } from "./browser.js";
 
 export interface SharedParts {
   browser: Browser;
@@ -89,33 +89,9 @@ export function replayCases(shared: () => SharedParts): void {
     it("a page on another origin cannot replay, even knowing the page's token and nonce", async () => {
       const selector = await echoSelector();
       const before = initializes();
-      const evil = await browser.newPage();
-      await evil.goto(`http://127.0.0.1:${(foreign.address() as { port: number }).port}/`);
-      const outcome = await evil.evaluate(
-        async (base: string, call: string, token: string, nonce: string) => {
-          const tried: string[] = [];
-          const body = JSON.stringify({ call, params: { name: "echo", arguments: { message: "forged" } }, confirmed: true });
-          try {
-            const r = await fetch(`${base}/api/action/replay`, { method: "POST", credentials: "include", headers: { "content-type": "application/json", "x-wiretap-token": token, "x-wiretap-nonce": nonce }, body });
-            tried.push(`json:${r.status}`);
-          } catch {
-            tried.push("json:blocked");
-          }
-          // A simple request (no preflight), with the cookie: the answer is opaque, but the server must refuse it.
-          try {
-            const r = await fetch(`${base}/api/action/replay`, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body });
-            tried.push(`simple:${r.type}`);
-          } catch {
-            tried.push("simple:blocked");
-          }
-          return tried;
-        },
-        api.base,
-        selector,
-        api.token,
-        api.nonce,
-      );
-      await evil.close();
+      const body = JSON.stringify({ call: selector, params: { name: "echo", arguments: { message: "forged" } }, confirmed: true });
+      const foreignUrl = `http://127.0.0.1:${(foreign.address() as { port: number }).port}/`;
+      const outcome = await postFromForeignPage(browser, foreignUrl, `${api.base}/api/action/replay`, body, api.token, api.nonce);
       expect(outcome[0]).toBe("json:blocked");
       // Each request was answered before the fetch resolved (a replay is done before its answer): none reached the server.
       expect(initializes()).toBe(before);
