@@ -25,6 +25,8 @@ export const MAX_REPLAY_BODY_BYTES = 1024 * 1024;
 export const MAX_CONCURRENT_REPLAYS = 3;
 /** Characters of the records read to describe one call (its flow and its server's); past it, refused. */
 const MAX_LOOKUP_CHARS = 64 * 1024 * 1024;
+/** Calls described lately, kept: the editor checks each edit of the same call as you type. */
+const MAX_DESCRIBED = 16;
 
 export interface ReplaySettings {
   /** How the replay's proxy runs (CA, policy, upstream trust, payloads), as for `start`. */
@@ -52,7 +54,16 @@ interface ReplayRequest {
 
 export function replayActions(history: RecordHistory, settings: ReplaySettings): ReplayActions {
   const schemas = new SchemaCompiler();
+  const described = new Map<string, CapturedCall>();
   let running = 0;
+  const describe = (selector: string): CapturedCall => {
+    const hit = described.get(selector);
+    if (hit) return hit;
+    const call = capturedCall(history, selector);
+    described.set(selector, call);
+    if (described.size > MAX_DESCRIBED) described.delete(described.keys().next().value as string);
+    return call;
+  };
 
   const check = (call: CapturedCall, params: Record<string, unknown> | undefined) => {
     const effects = checkSideEffects(call.method, call.tool, call.toolDefinition);
@@ -71,7 +82,7 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
       const request = parseReplayRequest(body);
       if (typeof request === "string") return { status: 400, body: { ok: false, error: request } };
       try {
-        const call = capturedCall(history, request.call);
+        const call = describe(request.call);
         const params = request.params ?? call.params;
         if (action === "replay-check") return { status: 200, body: { ok: true, ...check(call, params) } };
         if (call.transport === "stdio") {
