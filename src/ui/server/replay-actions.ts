@@ -31,8 +31,11 @@ const MAX_DESCRIBED = 16;
 export interface ReplaySettings {
   /** How the replay's proxy runs (CA, policy, upstream trust, payloads), as for `start`. */
   proxy: Omit<ReplayProxyOptions, "logFile">;
-  /** Where its records go: a log file (appended to) or the running proxy's log (a stream of record lines). */
-  records: string | NodeJS.WritableStream;
+  /**
+   * Where its records go: the log of the running proxy, or of `ui --allow-replay` (runningLogStream). One
+   * sink for all replays: a log has one writer, so replays running at once could not each open the file.
+   */
+  records: NodeJS.WritableStream;
   timeoutMs: number;
 }
 

@@ -4,7 +4,8 @@ import { UsageError } from "../../util/usage-error.js";
 import { resolveLogInputs, watchForNewLogs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
 import type { UiCommandOptions } from "./ui-options.js";
-import { replayActions, type ReplayActions } from "./replay-actions.js";
+import { replayActions, runningLogStream } from "./replay-actions.js";
+import { createLogSink, type LogSink } from "../../log/logger.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { startUiServer } from "./ui-server.js";
 
@@ -46,7 +47,7 @@ export async function uiCommand(
   const followed = o.follow ? inputs.filter((i) => !i.rotated) : [];
   const replay = replayLog !== null ? await uiReplay(history, replayLog, o) : null;
   const ui = await startUiServer({
-    ...(replay ? { replay } : {}),
+    ...(replay ? { replay: replay.actions } : {}),
     port: o.uiPort,
     history,
     source: { kind: "files", follow: followed.length > 0, description: inputs.map((i) => i.file).join(", ") },
@@ -68,6 +69,7 @@ export async function uiCommand(
     }
   });
   await ui.close();
+  await replay?.sink.flush();
   await Promise.allSettled(readers);
 }
 
@@ -78,16 +80,19 @@ function replayTarget(given: string[], inputs: { file: string; rotated: boolean 
   return current[0]!.file;
 }
 
-async function uiReplay(history: RecordHistory, file: string, o: UiCommandOptions): Promise<ReplayActions> {
+/** The replays' records go through one sink of FILE, held while the UI runs (a log has one writer). */
+async function uiReplay(history: RecordHistory, file: string, o: UiCommandOptions): Promise<{ actions: ReturnType<typeof replayActions>; sink: LogSink }> {
   let first = null;
   for await (const line of fileLines(file)) {
     first = parseRecord(line);
     break;
   }
   if (typeof first?.seq === "number") throw new UsageError(`--allow-replay: ${file} is audit-chained: a replay's records cannot join its chain (use mcp-wiretap replay --log-file)`);
-  return replayActions(history, {
+  const sink = createLogSink({ file });
+  const actions = replayActions(history, {
     proxy: { caDir: o.caDir!, ...(o.config ? { config: o.config } : {}), upstreamCa: o.upstreamCa ?? [], insecureUpstream: o.insecureUpstream === true },
-    records: file,
+    records: runningLogStream((line) => sink.writeLine(line)),
     timeoutMs: 60_000,
   });
+  return { actions, sink };
 }
