@@ -137,6 +137,7 @@ export function replayCases(shared: () => SharedParts): void {
       expect(await page.$eval(".replay-side", (e) => e.textContent ?? "")).toContain("Echo: edited in the page");
       // The replay is in the feed (the list shows a second echo request).
       await waitInPage(page, `[...document.querySelectorAll(".list .row .c-tool")].filter((c) => c.textContent === "echo").length === 2`, "the replay in the feed");
+      expect(await page.$eval(".list .row:last-child .replay-mark", (e) => e.getAttribute("title"))).toBe(`replay of ${selector}`);
       const [request] = await proxy.waitForRecords((r) => r.event === "rpc" && r.kind === "request" && r.method === "tools/call" && r.replayOf === selector, 1);
       expect(request!.params).toMatchObject({ name: "echo", arguments: { message: "edited in the page" } });
       const log = JSON.stringify(await proxy.records());

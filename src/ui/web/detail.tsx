@@ -39,6 +39,7 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
         {arrow(r)} {str(r.kind)} {idText(r.id)} <span class="muted">{timeOf(r)}</span>
       </h3>
       <dl class="facts">
+        <Fact name="replay of" value={str(r.replayOf)} />
         <Fact name="server" value={str(r.server)} />
         <Fact name="session" value={str(r.session)} />
         <Fact name="transport" value={str(r.transport)} />
