@@ -16,6 +16,7 @@ import { sessionPlan, targetUrl } from "../../replay/replay-call.js";
 import { parseHeaders } from "../../replay/replay-inputs.js";
 import { findBySelector, type CapturedCall } from "../../replay/selection.js";
 import { checkSideEffects } from "../../replay/side-effects.js";
+import { REDACTED, redactText } from "../../log/redact.js";
 import { UsageError } from "../../util/usage-error.js";
 import type { RecordHistory } from "./record-history.js";
 
@@ -84,6 +85,7 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
     async handle(action, body) {
       const request = parseReplayRequest(body);
       if (typeof request === "string") return { status: 400, body: { ok: false, error: request } };
+      let typed: string[] = [];
       try {
         const call = describe(request.call);
         const params = request.params ?? call.params;
@@ -98,6 +100,7 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
         }
         if (running >= MAX_CONCURRENT_REPLAYS) return { status: 429, body: { ok: false, error: `${MAX_CONCURRENT_REPLAYS} replays are running: try again when one has finished` } };
         const headers = parseHeaders(request.header ? [request.header] : []);
+        typed = Object.values(headers);
         const url = targetUrl(call, undefined);
         running++;
         try {
@@ -110,9 +113,10 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
         }
       } catch (err) {
         if (err instanceof UsageError) return { status: 422, body: { ok: false, error: err.message } };
-        // Not answered: the exchange failed (refused, timed out, cut). The header's value is in no message.
+        // Not answered: the exchange failed (refused, timed out, cut). The message may quote the server's
+        // answer: masked as free text in a record is, and the typed header's value removed should it be quoted.
         const message = err instanceof ReplayError ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
-        return { status: 502, body: { ok: false, error: message } };
+        return { status: 502, body: { ok: false, error: typed.reduce((text, v) => text.split(v).join(REDACTED), redactText(message)) } };
       }
     },
   };

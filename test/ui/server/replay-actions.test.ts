@@ -1,7 +1,7 @@
 /**
  * The replay endpoint's bounds, on a real UI server and a real loopback server that holds every request
  * until the test lets it go: a body over 1 MiB is refused unread, a fourth replay while three wait is refused
- * at once, and a header typed for a replay is never said back.
+ * at once, and a header typed for a replay is never said back (not even when the server quotes it).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
@@ -18,7 +18,7 @@ import { waitUntil } from "../../helpers/wait-until.js";
 
 const FLOW = "0b7e3c52-replay-actions-test";
 let tmp: string;
-let held: http.ServerResponse[] = [];
+let held: { res: http.ServerResponse; authorization: string }[] = [];
 let server: http.Server;
 let ui: RunningUi;
 let api: UiSession;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-replay-actions-"));
   server = http.createServer((req, res) => {
     req.resume();
-    held.push(res);
+    held.push({ res, authorization: req.headers.authorization ?? "" });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -48,7 +48,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const res of held) res.destroy();
+  for (const { res } of held) res.destroy();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await ui?.close();
@@ -95,9 +95,11 @@ describe("replay endpoint bounds", () => {
     const fourth = await post(body);
     expect(fourth.status).toBe(429);
     expect(fourth.text).toContain(`${MAX_CONCURRENT_REPLAYS} replays are running`);
-    for (const res of held.splice(0)) {
+    // The server quotes the credential it was sent in its answer (some do): the page is not told it.
+    for (const { res, authorization } of held.splice(0)) {
+      expect(authorization).toBe(secret);
       res.writeHead(500, { "content-type": "text/plain" });
-      res.end("no");
+      res.end(`refused: ${authorization}`);
     }
     const answers = await Promise.all(waiting);
     for (const a of answers) {
