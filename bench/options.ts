@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { BASE_PATH, PATH_NAMES, type PathName } from "./paths.ts";
 
-export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "mcp", "hostile", "state"] as const;
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "mcp", "replay", "hostile", "state"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -43,6 +43,8 @@ export interface BenchOptions {
     /** stdio shim: round trips measured (split in rounds, shim and direct pipe taking turns), and the sustained run. */
     stdioMessages: number;
     stdioRounds: number;
+    /** Replays (and direct SDK calls) timed, taking turns. */
+    replayRounds: number;
     stdioRate: number;
     stdioSeconds: number;
     /** Issue 33's attacks: longest each may run, and its sizes (1: the issue's). */
@@ -102,7 +104,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
   // The stdio, mcp, hostile-peer and shared-state measures need no HTTP path of the comparison (they start their own).
-  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "mcp" || m === "hostile" || m === "state");
+  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "mcp" || m === "replay" || m === "hostile" || m === "state");
   const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : PATH_NAMES.filter((p) => p !== BASE_PATH);
   if (baseDir !== null) {
     if (!existsSync(path.join(baseDir, "dist", "cli", "main.js"))) {
@@ -129,12 +131,12 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       ? {
           warmupMs: 200, loadMs: 1000, loadMsOther: 700, loadRounds: 2, sseAnswerLoadMs: 700, sseEvents: 50, sseIntervalMs: 10, newHosts: 6,
           bigMiB: 20, bigTimeoutMs: 15_000, bigTimeoutPeersMs: 10_000, streams: 200, streamsTimeoutMs: 15_000, streamsTimeoutPeersMs: 5_000, logRate: 5000, logSeconds: 2,
-          stdioMessages: 1000, stdioRounds: 2, stdioRate: 10_000, stdioSeconds: 1, hostileSeconds: 8, hostileScale: 0.2, stateWindowMs: 1000,
+          stdioMessages: 1000, stdioRounds: 2, replayRounds: 10, stdioRate: 10_000, stdioSeconds: 1, hostileSeconds: 8, hostileScale: 0.2, stateWindowMs: 1000,
         }
       : {
           warmupMs: 150, loadMs: 4000, loadMsOther: 2000, loadRounds: 4, sseAnswerLoadMs: 1500, sseEvents: 200, sseIntervalMs: 10, newHosts: 20,
           bigMiB: 100, bigTimeoutMs: 30_000, bigTimeoutPeersMs: 20_000, streams: 1000, streamsTimeoutMs: 40_000, streamsTimeoutPeersMs: 15_000, logRate: 5000, logSeconds: 10,
-          stdioMessages: 4000, stdioRounds: 4, stdioRate: 10_000, stdioSeconds: 3, hostileSeconds: 20, hostileScale: 1, stateWindowMs: 3000,
+          stdioMessages: 4000, stdioRounds: 4, replayRounds: 30, stdioRate: 10_000, stdioSeconds: 3, hostileSeconds: 20, hostileScale: 1, stateWindowMs: 3000,
         },
   };
 }

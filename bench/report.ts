@@ -12,6 +12,7 @@ import type { SseResult } from "./sse-latency.ts";
 import { round } from "./stats.ts";
 import type { StdioResult } from "./stdio.ts";
 import type { MockResult } from "./mock.ts";
+import type { ReplayResult } from "./replay.ts";
 
 export interface LoadWithCpu extends LoadResult {
   /** req/s of each round (paths are measured in turn, round after round: see throughput.ts). */
@@ -56,6 +57,7 @@ export interface Results {
   logging: LoggingResult | { skipped: string } | null;
   stdio?: StdioResult | { skipped: string } | null;
   mock?: MockResult | { skipped: string } | null;
+  replay?: ReplayResult | { skipped: string } | null;
   hostile?: HostileResult | { skipped: string } | null;
   mcpSearch?: McpSearchResult | { skipped: string } | null;
   state?: StateResult | { skipped: string } | null;

@@ -23,6 +23,7 @@ import { sleep, waitFor, within } from "./time.ts";
 import { runInterleavedLoad } from "./throughput.ts";
 import { runStdio } from "./stdio.ts";
 import { runMock } from "./mock.ts";
+import { runReplay } from "./replay.ts";
 import { runMcpSearch } from "./mcp-search.ts";
 import { hostileTable, runHostile } from "./hostile.ts";
 import { startUpstream, type Upstream } from "./upstream.ts";
@@ -112,6 +113,10 @@ function finish(): void {
     const p50 = results.mock.mock.p50;
     results.targets.push({ target: "mock answer p50 <= 1 ms", value: String(p50), verdict: p50 === null ? "SKIP" : p50 <= 1 ? "PASS" : "FAIL" });
   }
+  if (results.replay && !("skipped" in results.replay)) {
+    const added = results.replay.addedMedianMs;
+    results.targets.push({ target: "a replay costs <= 50 ms over the same call made directly with the SDK (median)", value: String(added), verdict: added === null ? "SKIP" : added <= 50 ? "PASS" : "FAIL" });
+  }
   if (results.mcpSearch && !("skipped" in results.mcpSearch)) {
     const m = results.mcpSearch;
     const worst = Math.max(...m.queries.map((q) => q.ms.p50 ?? Infinity));
@@ -144,6 +149,10 @@ function finish(): void {
   if (mk && !("skipped" in mk)) {
     process.stdout.write(`mock --stdio vs the stdio echo server (${mk.messages} round trips each): direct p50 ${mk.direct.p50} ms p99 ${mk.direct.p99} ms; mock p50 ${mk.mock.p50} ms p99 ${mk.mock.p99} ms\n`);
   } else if (mk) process.stdout.write(`mock: skipped (${mk.skipped})\n`);
+  const rp = results.replay;
+  if (rp && !("skipped" in rp)) {
+    process.stdout.write(`replay vs direct SDK call (${rp.rounds} each, fresh session each): direct median ${rp.direct.p50} ms; replay median ${rp.replay.p50} ms (p99 ${rp.replay.p99} ms); added ${rp.addedMedianMs} ms\n`);
+  } else if (rp) process.stdout.write(`replay: skipped (${rp.skipped})\n`);
   const ms = results.mcpSearch;
   if (ms && !("skipped" in ms)) {
     const rows = ms.queries.map((q) => `  ${JSON.stringify(q.query).padEnd(32)} p50 ${q.ms.p50} ms  max ${q.ms.max} ms  (${q.hits} hits, ${q.scanned} records scanned)`).join("\n");
@@ -306,6 +315,10 @@ async function main(): Promise<void> {
     results.stdio = await runStdio(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds, rate: d.stdioRate, seconds: d.stdioSeconds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
     progress(`mock --stdio: ${d.stdioMessages} round trips beside the stdio echo server`);
     results.mock = await runMock(tmp, { messages: d.stdioMessages, rounds: d.stdioRounds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
+  }
+  if (options.measures.includes("replay")) {
+    progress(`replay: ${d.replayRounds} replays of a captured echo call beside the same call made with the SDK`);
+    results.replay = await runReplay(tmp, { rounds: d.replayRounds }).catch((err: unknown) => ({ skipped: `failed: ${errorText(err)}` }));
   }
   if (options.measures.includes("mcp")) {
     progress("mcp: search_messages over a 100,000-record log");

@@ -13,6 +13,7 @@ export {
   LEAF_RENEW_BEFORE_DAYS,
   LEAF_VALIDITY_DAYS,
   LeafIssuer,
+  sharedLeafIssuer,
   type IssuedCertificate,
   type LeafIssuerOptions,
 } from "./leaf-issuer.js";

@@ -138,6 +138,28 @@ export class LeafIssuer {
   }
 }
 
+/** Issuers kept per CA in a process: a process runs one proxy, or a few (a UI's replays, tests). */
+const MAX_SHARED_ISSUERS = 4;
+const sharedIssuers = new Map<string, Promise<LeafIssuer>>();
+
+/**
+ * The issuer of a CA, made once per process: its RSA key pair takes 50-200 ms to generate, which every proxy
+ * a replay starts (src/replay/http-replay.ts, one per replay from the web UI) would pay again for the same CA.
+ * The CA's validity is checked on every call, as `create` checks it.
+ */
+export async function sharedLeafIssuer(ca: CertificateAuthority): Promise<LeafIssuer> {
+  assertCaUsable(ca, Date.now());
+  const key = `${ca.certPath}\n${ca.info().fingerprint256}`;
+  let issuer = sharedIssuers.get(key);
+  if (!issuer) {
+    issuer = LeafIssuer.create(ca);
+    sharedIssuers.set(key, issuer);
+    issuer.catch(() => sharedIssuers.delete(key));
+    if (sharedIssuers.size > MAX_SHARED_ISSUERS) sharedIssuers.delete(sharedIssuers.keys().next().value as string);
+  }
+  return issuer;
+}
+
 function assertCaUsable(ca: CertificateAuthority, now: number): void {
   if (now >= ca.notAfter) {
     const expired = new Date(ca.notAfter).toISOString();

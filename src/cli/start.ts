@@ -1,6 +1,6 @@
 import type { PolicyMode } from "../policy/config.js";
 import path from "node:path";
-import { loadOrCreateCa, LeafIssuer } from "../ca/index.js";
+import { loadOrCreateCa, sharedLeafIssuer } from "../ca/index.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
 import { DEFAULT_MAX_INSPECT_MEMORY, InspectBudget } from "../budget/inspect-budget.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
@@ -34,6 +34,8 @@ export interface StartOptions {
   port: number;
   caDir: string;
   logFile?: string;
+  /** Records go to this stream instead of a file (a replay from the web UI: into the running proxy's log). */
+  logStream?: NodeJS.WritableStream;
   config?: string;
   /** Overrides the policy file's mode. */
   mode?: PolicyMode;
@@ -121,11 +123,11 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     : null;
   const { policyFile, policyConfig, policy } = await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
   const ca = await loadOrCreateCa(opts.caDir);
-  const issuer = await LeafIssuer.create(ca);
+  const issuer = await sharedLeafIssuer(ca);
   const caFingerprint = ca.info().fingerprint256;
   const roots = upstreamRoots(opts.upstreamCa);
   const sink = createLogSink({
-    ...(opts.logFile ? { file: path.resolve(opts.logFile) } : {}),
+    ...(opts.logStream ? { stream: opts.logStream } : opts.logFile ? { file: path.resolve(opts.logFile) } : {}),
     ...(opts.logMaxSize ? { maxSize: opts.logMaxSize } : {}),
     ...(opts.logKeep ? { keep: opts.logKeep } : {}),
     ...(opts.logFd !== undefined ? { fd: opts.logFd } : {}),
@@ -186,7 +188,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const ui =
     opts.uiPort === undefined
       ? null
-      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r), intercept).catch(async (err: unknown) => {
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r), intercept, await uiReplaySettings(opts, sink)).catch(async (err: unknown) => {
           await server.close(0);
           throw err;
         });
@@ -248,6 +250,29 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     },
   };
 }
+
+/** The UI of a running proxy replays as `replay` would, with this proxy's settings, into this proxy's log. */
+async function uiReplaySettings(opts: StartOptions, sink: LogSink) {
+  const { runningLogStream } = await import("../ui/server/replay-actions.js");
+  return {
+    proxy: {
+      caDir: opts.caDir,
+      ...(opts.config ? { config: opts.config } : {}),
+      ...(opts.mode ? { mode: opts.mode } : {}),
+      upstreamCa: opts.upstreamCa,
+      insecureUpstream: opts.insecureUpstream,
+      ...(opts.payloads ? { payloads: opts.payloads } : {}),
+      ...(opts.maxPayloadBytes ? { maxPayloadBytes: opts.maxPayloadBytes } : {}),
+      ...(opts.maxInspectBytes ? { maxInspectBytes: opts.maxInspectBytes } : {}),
+      ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+    },
+    records: runningLogStream((line) => sink.writeLine(line)),
+    timeoutMs: UI_REPLAY_TIMEOUT_MS,
+  };
+}
+
+/** How long a replay from the web UI waits for each answer (the CLI's --timeout default). */
+const UI_REPLAY_TIMEOUT_MS = 60_000;
 
 /** Known credentials, registered with each exchange as it starts: scrubbed by value from its records. */
 function secretValuesAddon(secrets: LogSink["secrets"], values: string[] | undefined): { name: string; requestHeaders(ex: { id: string; request: { headers: Record<string, string | string[] | undefined> } }): void }[] {

@@ -25,6 +25,8 @@ export interface LogSink {
   secrets: ExchangeSecrets;
   /** Every record line as written, for subscribers (the web UI feed); see sinks/record-stream.ts. */
   records: RecordStream;
+  /** Writes a record line made elsewhere (a replay's own proxy) as this sink's own: chained, teed, written. */
+  writeLine(line: string): void;
   /** Writes out everything buffered; call before exit. */
   flush(): Promise<void>;
 }
@@ -122,7 +124,8 @@ export function createLogSink(opts: LogFileOptions = {}): LogSink {
     audit?.state?.close();
     releaseLocks();
   };
-  return { logger, target: base.describe, health, secrets, records, flush };
+  const writeLine = (line: string): void => void (chain ?? tee).write(line.endsWith("\n") ? line : `${line}\n`);
+  return { logger, target: base.describe, health, secrets, records, writeLine, flush };
 }
 
 let stampedMs = -1;

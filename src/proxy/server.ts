@@ -18,6 +18,7 @@ import { proxyAuthRequiredResponse, PROXY_AUTH_BODY, PROXY_AUTH_CHALLENGE, type 
 import type { ProxyEvent } from "./proxy-events.js";
 import { globToRegExp } from "../util/glob.js";
 import { redactText, redactUrlQuery } from "../log/redact.js";
+import { upstreamContext } from "./upstream-context.js";
 
 export interface ProxyServerOptions {
   host: string;
@@ -71,7 +72,7 @@ export class ProxyServer {
     );
     // One context for every upstream TLS connection: given `ca` instead, each new connection would parse
     // every trusted root again (~80 ms of CPU and ~1.3 MB for the ~270 roots of Node and the system).
-    const tlsOptions = { secureContext: tls.createSecureContext({ ca: opts.upstreamCa }), rejectUnauthorized: !opts.insecureUpstream };
+    const tlsOptions = { secureContext: upstreamContext(opts.upstreamCa), rejectUnauthorized: !opts.insecureUpstream };
     this.upstream = {
       httpAgent: new http.Agent({ keepAlive: true, scheduling: "lifo" }),
       httpsAgent: new https.Agent({ keepAlive: true, scheduling: "lifo", ...tlsOptions }),

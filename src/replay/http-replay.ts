@@ -6,6 +6,7 @@
  */
 import { Agent } from "undici";
 import type { PayloadMode } from "../log/payload.js";
+import type { PolicyMode } from "../policy/config.js";
 import { HttpChannel } from "./http-channel.js";
 import { LegacyChannel } from "./legacy-channel.js";
 import { replaySession, type SessionPlan, type SessionResult } from "./session.js";
@@ -13,9 +14,11 @@ import { isStateless } from "./stateless.js";
 
 export interface ReplayProxyOptions {
   caDir: string;
-  /** Where the replay's records go (a file, appended to). */
-  logFile: string;
+  /** Where the replay's records go: a file, appended to, or a stream of record lines (the web UI's running proxy). */
+  logFile: string | NodeJS.WritableStream;
   config?: string;
+  /** Overrides the policy file's mode (a running proxy's `--mode`, for a replay from its UI). */
+  mode?: PolicyMode;
   upstreamCa: string[];
   insecureUpstream: boolean;
   payloads?: PayloadMode;
@@ -39,8 +42,9 @@ export async function replayOverHttp(r: HttpReplay, plan: SessionPlan, o: Replay
     host: "127.0.0.1",
     port: 0,
     caDir: o.caDir,
-    logFile: o.logFile,
+    ...(typeof o.logFile === "string" ? { logFile: o.logFile } : { logStream: o.logFile }),
     ...(o.config ? { config: o.config } : {}),
+    ...(o.mode ? { mode: o.mode } : {}),
     upstreamCa: o.upstreamCa,
     insecureUpstream: o.insecureUpstream,
     passthrough: [],

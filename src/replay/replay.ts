@@ -7,7 +7,6 @@ import { escapeLine, visibleText } from "../log/escape-line.js";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { loadLogs } from "../analysis/read-logs.js";
-import { VERSION } from "../cli/package-info.js";
 import { UsageError } from "../util/usage-error.js";
 import { ReplayError, type Message } from "./channel.js";
 import { curlCommands, shellQuote } from "./curl.js";
@@ -15,7 +14,7 @@ import { applyEdits, parseParams, parseSet } from "./edits.js";
 import { replayOverHttp, type ReplayProxyOptions } from "./http-replay.js";
 import { answerDiff } from "./answer-diff.js";
 import { findBySelector, findLast, type CapturedCall } from "./selection.js";
-import type { SessionPlan } from "./session.js";
+import { sessionPlan, targetUrl } from "./replay-call.js";
 import { checkSideEffects, confirmSideEffects } from "./side-effects.js";
 import { replayOverStdio } from "./stdio-replay.js";
 import { parseHeaders, replayLogTarget } from "./replay-inputs.js";
@@ -50,15 +49,8 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
   const { records } = await loadLogs([log], io.stdin);
   const call = o.call !== undefined ? findBySelector(records, o.call) : findLast(records, o.last!);
   const params = await replayParams(call, o, io.stdin);
-  const plan: SessionPlan = {
-    id: call.id,
-    method: call.method,
-    params,
-    protocolVersion: call.protocolVersion,
-    capabilities: call.clientCapabilities,
-    clientInfo: replayClientInfo(call),
-    ...(o.input !== undefined ? { input: parseParams(o.input === "-" ? await readAll(io.stdin) : readFile(o.input, "--input"), o.input, "--input") } : {}),
-  };
+  const input = o.input !== undefined ? parseParams(o.input === "-" ? await readAll(io.stdin) : readFile(o.input, "--input"), o.input, "--input") : undefined;
+  const plan = sessionPlan(call, params, input);
   const headers = parseHeaders(o.header ?? []);
   const stdioCommand = o.stdio ? command : null;
   if (o.stdio && command.length === 0) throw new UsageError("--stdio needs the server's command after --: replay LOG --call … --stdio -- <command> [args…]");
@@ -100,12 +92,6 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
   return Object.hasOwn(answer, "error") ? 1 : 0;
 }
 
-/** Who the replay says it is: marked as a replay, naming the capture's client. */
-function replayClientInfo(call: CapturedCall): Message {
-  const captured = call.clientInfo && typeof call.clientInfo.name === "string" ? ` (captured client: ${call.clientInfo.name}${typeof call.clientInfo.version === "string" ? ` ${call.clientInfo.version}` : ""})` : "";
-  return { name: "mcp-wiretap-replay", version: VERSION, title: `mcp-wiretap replay of ${call.selector}${captured}` };
-}
-
 async function replayParams(call: CapturedCall, o: ReplayOptions, stdin: NodeJS.ReadableStream): Promise<Record<string, unknown> | undefined> {
   let params = call.params;
   if (o.params !== undefined) {
@@ -131,19 +117,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString("utf8");
-}
-
-function targetUrl(call: CapturedCall, server: string | undefined): URL {
-  const text = server ?? call.url;
-  let url: URL;
-  try {
-    url = new URL(text ?? "");
-  } catch {
-    throw new UsageError(server ? `--server ${server}: not a URL (https://host[:port]/path)` : `${call.selector}: the capture does not say where the request went: give --server URL`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError(`--server ${server}: only http and https`);
-  if (url.username || url.password) throw new UsageError("--server: put credentials in --header, not in the URL");
-  return url;
 }
 
 /** A stdio capture replays the command its launch recorded only once the user, at a terminal, agrees. */

@@ -11,21 +11,23 @@ export interface SideEffectCheck {
   question: string | null;
   /** Why it needs asking, for the refusal. */
   reason: string;
+  /** The capture marks the tool destructiveHint: true. */
+  destructive: boolean;
 }
 
 /** Explains itself like a policy matcher: what it found in the capture. */
 export function checkSideEffects(method: string, tool: string | null, definition: Record<string, unknown> | null): SideEffectCheck {
-  if (method !== "tools/call") return { question: null, reason: `${method} reads, it changes nothing` };
+  if (method !== "tools/call") return { question: null, reason: `${method} reads, it changes nothing`, destructive: false };
   const name = tool ?? "(unnamed tool)";
   const annotations = (definition?.annotations ?? null) as Record<string, unknown> | null;
-  if (annotations?.readOnlyHint === true) return { question: null, reason: `the capture marks ${name} readOnlyHint: true` };
+  if (annotations?.readOnlyHint === true) return { question: null, reason: `the capture marks ${name} readOnlyHint: true`, destructive: false };
   const destructive = annotations?.destructiveHint === true;
   const reason = definition === null
     ? `the capture holds no definition of tool ${name} (no tools/list result), so it may change things`
     : destructive
       ? `the capture marks tool ${name} destructive (destructiveHint: true)`
       : `the capture does not mark tool ${name} read-only (readOnlyHint: true), so it may change things`;
-  return { question: `Replay tool ${name}${destructive ? " — DESTRUCTIVE, by its own annotation" : ""}? It runs again on the server. [y/N] `, reason };
+  return { question: `Replay tool ${name}${destructive ? " — DESTRUCTIVE, by its own annotation" : ""}? It runs again on the server. [y/N] `, reason, destructive };
 }
 
 export interface ConfirmIo {

@@ -31,7 +31,7 @@ export async function replayOverStdio(r: StdioReplay, plan: SessionPlan, o: Repl
   const [command, ...args] = r.command;
   const pinsDir = path.resolve(o.caDir);
   ensurePrivateDir(pinsDir, "--ca-dir");
-  const sink = createLogSink({ file: path.resolve(o.logFile), recordFields: { replayOf: r.replayOf } });
+  const sink = createLogSink({ ...(typeof o.logFile === "string" ? { file: path.resolve(o.logFile) } : { stream: o.logFile }), recordFields: { replayOf: r.replayOf } });
   const log = sink.logger;
   const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w));
   const pipeline = createMessagePipeline(policy, policyConfig, sink, payloadOptions(o));

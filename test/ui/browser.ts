@@ -56,3 +56,39 @@ export async function setFilter(p: Page, text: string): Promise<void> {
   await p.keyboard.press("Backspace");
   if (text) await p.keyboard.type(text);
 }
+
+/**
+ * What a page on another origin (`foreignUrl`) gets when it posts `body` to the UI's action `url`, with the
+ * cookie: once with the action's JSON headers, token and nonce (a preflight the UI refuses: `json:blocked`),
+ * once as a simple request (no preflight; the answer is opaque: `simple:opaque`, the server must refuse it).
+ */
+export async function postFromForeignPage(browser: Browser, foreignUrl: string, url: string, body: string, token: string, nonce: string): Promise<string[]> {
+  const evil = await browser.newPage();
+  try {
+    await evil.goto(foreignUrl);
+    return await evil.evaluate(
+      async (target: string, text: string, t: string, n: string) => {
+        const tried: string[] = [];
+        try {
+          const r = await fetch(target, { method: "POST", credentials: "include", headers: { "content-type": "application/json", "x-wiretap-token": t, "x-wiretap-nonce": n }, body: text });
+          tried.push(`json:${r.status}`);
+        } catch {
+          tried.push("json:blocked");
+        }
+        try {
+          const r = await fetch(target, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: text });
+          tried.push(`simple:${r.type}`);
+        } catch {
+          tried.push("simple:blocked");
+        }
+        return tried;
+      },
+      url,
+      body,
+      token,
+      nonce,
+    );
+  } finally {
+    await evil.close();
+  }
+}

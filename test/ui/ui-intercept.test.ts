@@ -1,7 +1,8 @@
 /**
  * Intercept in a real browser (headless chromium): the SDK client's echo call through the proxy is held, the
  * page lists it, a person edits the JSON and presses "edit then forward", and the server answers the edit. A page
- * on another origin, even one that knows the page's token and nonce, cannot release anything.
+ * on another origin, even one that knows the page's token and nonce, cannot release anything. The same browser,
+ * upstream and foreign page then run the Replay cases (replay-cases.ts) against a proxy of their own.
  */
 import http from "node:http";
 import type { Browser, Page } from "puppeteer-core";
@@ -10,7 +11,8 @@ import { connectStreamable, type ConnectedClient } from "../helpers/mcp-client.j
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { startTestProxy, type TestProxy } from "../helpers/proxy-harness.js";
 import { heldList, openUi, release, waitHeld, type UiSession } from "../intercept/ui-client.js";
-import { launchBrowser, waitInPage } from "./browser.js";
+import { launchBrowser, postFromForeignPage, waitInPage } from "./browser.js";
+import { replayCases } from "./replay-cases.js";
 
 let upstream: McpUpstream;
 let proxy: TestProxy;
@@ -88,34 +90,9 @@ describe("intercept in the web UI", () => {
   it("a page on another origin cannot release a held call, even knowing the page's token and nonce", async () => {
     const call = client.client.callTool({ name: "echo", arguments: { message: "held while a foreign page tries" } });
     const [held] = await waitHeld(api);
-    const evil = await browser.newPage();
-    await evil.goto(`http://127.0.0.1:${(foreign.address() as { port: number }).port}/`);
-    const outcome = await evil.evaluate(
-      async (base: string, hold: string, token: string, nonce: string) => {
-        const tried: string[] = [];
-        const body = JSON.stringify({ hold, action: "edit", message: { jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "echo", arguments: { message: "forged" } } } });
-        // With the action's headers: a preflight the UI server refuses.
-        try {
-          const r = await fetch(`${base}/api/action/release`, { method: "POST", credentials: "include", headers: { "content-type": "application/json", "x-wiretap-token": token, "x-wiretap-nonce": nonce }, body });
-          tried.push(`json:${r.status}`);
-        } catch {
-          tried.push("json:blocked");
-        }
-        // A simple request (no preflight): sent with the page's Origin, refused.
-        try {
-          const r = await fetch(`${base}/api/action/release`, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body });
-          tried.push(`simple:${r.type}`);
-        } catch {
-          tried.push("simple:blocked");
-        }
-        return tried;
-      },
-      api.base,
-      held!.hold,
-      api.token,
-      api.nonce,
-    );
-    await evil.close();
+    const body = JSON.stringify({ hold: held!.hold, action: "edit", message: { jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "echo", arguments: { message: "forged" } } } });
+    const foreignUrl = `http://127.0.0.1:${(foreign.address() as { port: number }).port}/`;
+    const outcome = await postFromForeignPage(browser, foreignUrl, `${api.base}/api/action/release`, body, api.token, api.nonce);
     expect(outcome[0]).toBe("json:blocked");
     // Still held, untouched: the server has not seen it.
     expect((await heldList(api)).map((h) => h.hold)).toEqual([held!.hold]);
@@ -125,3 +102,5 @@ describe("intercept in the web UI", () => {
     expect(text(await call)).toBe("Echo: held while a foreign page tries");
   });
 });
+
+replayCases(() => ({ browser, upstream, foreign }));

@@ -38,11 +38,13 @@ export const SERVED_CSP =
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * The page a running server serves. `actions`: the page may act (release held messages): it carries the token
- * and its own nonce, which every action sends back in headers (see action-guard.ts).
+ * The page a running server serves. `actions`: the page may act (release held messages, replay requests): it
+ * carries the token and its own nonce, which every action sends back in headers (see action-guard.ts).
  */
-export function servedPage(actions?: { token: string; nonce: string }): string {
-  const meta = actions ? `<meta name="wiretap-token" content="${escapeHtml(actions.token)}"><meta name="wiretap-nonce" content="${escapeHtml(actions.nonce)}">` : "";
+export function servedPage(actions?: { token: string; nonce: string; replay?: boolean }): string {
+  const meta = actions
+    ? `<meta name="wiretap-token" content="${escapeHtml(actions.token)}"><meta name="wiretap-nonce" content="${escapeHtml(actions.nonce)}">${actions.replay ? '<meta name="wiretap-replay" content="1">' : ""}`
+    : "";
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8">${meta}<meta name="viewport" content="width=device-width">` +
     '<title>mcp-wiretap</title><link rel="stylesheet" href="/app.css"></head>' +

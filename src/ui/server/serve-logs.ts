@@ -5,6 +5,9 @@ import { resolveLogInputs, watchForNewLogs } from "./log-files.js";
 import { RecordHistory } from "./record-history.js";
 import { mergeByTime, type FollowOn, type MergeInput } from "./merge-by-time.js";
 import type { UiCommandOptions } from "./ui-options.js";
+import { replayActions, runningLogStream } from "./replay-actions.js";
+import { createLogSink, type LogSink } from "../../log/logger.js";
+import { parseRecord } from "../../saved-logs/parse-record.js";
 import { startUiServer } from "./ui-server.js";
 
 /** `mcp-wiretap ui`: runs until SIGINT/SIGTERM, or until `signal` aborts when one is given (tests). */
@@ -32,6 +35,9 @@ export async function uiCommand(
     throw new UsageError(`cannot read ${err.path ?? paths.join(" ")}: ${err.code ?? err.message}`);
   });
   if (inputs.length === 0 && watched === null) throw new UsageError(`no *.ndjson log in ${paths.join(" ")}`);
+  const replayLog = o.allowReplay ? replayTarget(given, inputs) : null;
+  // Replays are appended to the log: followed, so the page sees them as recorded.
+  if (replayLog !== null) o = { ...o, follow: true };
   const history = new RecordHistory();
   const stop = new AbortController();
   signal?.addEventListener("abort", () => stop.abort(), { once: true });
@@ -46,7 +52,9 @@ export async function uiCommand(
   });
   const followOn = await mergeByTime(reading, (line) => history.append(line));
   const followed = o.follow ? inputs.filter((i) => !i.rotated) : [];
+  const replay = replayLog !== null ? await uiReplay(history, replayLog, o) : null;
   const ui = await startUiServer({
+    ...(replay ? { replay: replay.actions } : {}),
     port: o.uiPort,
     history,
     source: { kind: "files", follow: followed.length > 0, description: inputs.map((i) => i.file).join(", ") },
@@ -73,5 +81,30 @@ export async function uiCommand(
     }
   });
   await ui.close();
+  await replay?.sink.flush();
   await Promise.allSettled(readers);
+}
+
+/** `--allow-replay`: the one log given, appended to as `replay` appends to the log it read. */
+function replayTarget(given: string[], inputs: { file: string; rotated: boolean }[]): string {
+  const current = inputs.filter((i) => !i.rotated);
+  if (given.length === 0 || current.length !== 1) throw new UsageError("--allow-replay: give one log file (the replays' records are appended to it)");
+  return current[0]!.file;
+}
+
+/** The replays' records go through one sink of FILE, held while the UI runs (a log has one writer). */
+async function uiReplay(history: RecordHistory, file: string, o: UiCommandOptions): Promise<{ actions: ReturnType<typeof replayActions>; sink: LogSink }> {
+  let first = null;
+  for await (const line of fileLines(file)) {
+    first = parseRecord(line);
+    break;
+  }
+  if (typeof first?.seq === "number") throw new UsageError(`--allow-replay: ${file} is audit-chained: a replay's records cannot join its chain (use mcp-wiretap replay --log-file)`);
+  const sink = createLogSink({ file });
+  const actions = replayActions(history, {
+    proxy: { caDir: o.caDir!, ...(o.config ? { config: o.config } : {}), upstreamCa: o.upstreamCa ?? [], insecureUpstream: o.insecureUpstream === true },
+    records: runningLogStream((line) => sink.writeLine(line)),
+    timeoutMs: 60_000,
+  });
+  return { actions, sink };
 }

@@ -4,4 +4,10 @@ export const DEFAULT_UI_PORT = 8081;
 export interface UiCommandOptions {
   uiPort: number;
   follow?: boolean;
+  /** `--allow-replay`, with what a replay's proxy needs (as `replay` takes them). */
+  allowReplay?: boolean;
+  caDir?: string;
+  config?: string;
+  upstreamCa?: string[];
+  insecureUpstream?: boolean;
 }

@@ -4,6 +4,7 @@ import { loadAssets, SERVED_CSP, servedPage } from "./assets.js";
 import { UiGuard } from "./guard.js";
 import { ActionGuard } from "./action-guard.js";
 import { parseRelease, type HeldActions } from "./held-actions.js";
+import { MAX_REPLAY_BODY_BYTES, type ReplayActions } from "./replay-actions.js";
 import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 import { downloadHandler } from "./downloads.js";
@@ -34,6 +35,8 @@ export interface UiServerOptions {
   onEvicted?: EvictionSink;
   /** `--intercept`: the held messages this UI lists and releases (a UI of saved files has none: read-only). */
   intercept?: HeldActions;
+  /** Replay and Edit and replay (`start --ui`, `run --ui`, `ui --allow-replay`); absent: read-only. */
+  replay?: ReplayActions;
 }
 
 export interface FeedUsage {
@@ -94,7 +97,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
         res.writeHead(303, { "Set-Cookie": guard.setCookieHeader(), Location: "/" });
         return void res.end();
       }
-      return send(res, "text/html; charset=utf-8", servedPage(opts.intercept ? { token: guard.token, nonce: actions!.issue() } : undefined));
+      return send(res, "text/html; charset=utf-8", servedPage(opts.intercept || opts.replay ? { token: guard.token, nonce: actions!.issue(), replay: opts.replay !== undefined } : undefined));
     }
     if (url.pathname === "/favicon.ico") {
       res.writeHead(204);
@@ -102,7 +105,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     }
     if (url.pathname === "/app.js") return send(res, "text/javascript; charset=utf-8", assets.js);
     if (url.pathname === "/app.css") return send(res, "text/css; charset=utf-8", assets.css);
-    if (url.pathname === "/api/info") return send(res, "application/json", JSON.stringify({ ...opts.source, intercept: opts.intercept !== undefined }));
+    if (url.pathname === "/api/info") return send(res, "application/json", JSON.stringify({ ...opts.source, intercept: opts.intercept !== undefined, replay: opts.replay !== undefined }));
     if (url.pathname === "/api/intercept") return send(res, "application/json", JSON.stringify({ held: opts.intercept?.list() ?? [] }));
     if (url.pathname === "/api/records") return records(res, url);
     if (url.pathname === "/api/feed") return feed(req, res, url);
@@ -117,6 +120,8 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
       req.resume();
       return end(res, refusal.status, refusal.reason);
     }
+    const replay = url.pathname === "/api/action/replay" ? "replay" : url.pathname === "/api/action/replay-check" ? "replay-check" : null;
+    if (replay !== null && opts.replay) return replayAction(req, res, opts.replay, replay);
     const intercept = opts.intercept;
     if (url.pathname !== "/api/action/release" || !intercept) {
       req.resume();
@@ -134,6 +139,19 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
       },
       () => end(res, 400, "action body not read"),
     );
+  }
+
+  function replayAction(req: IncomingMessage, res: ServerResponse, replay: ReplayActions, name: "replay" | "replay-check"): void {
+    readJson(req, MAX_REPLAY_BODY_BYTES).then(
+      async (text) => {
+        if (text === null) return end(res, 413, "replay body too large");
+        const answer = await replay.handle(name, text);
+        send(res, "application/json", JSON.stringify(answer.body), answer.status);
+      },
+      () => end(res, 400, "action body not read"),
+    ).catch(() => {
+      if (!res.headersSent) end(res, 500, "the replay failed");
+    });
   }
 
   function records(res: ServerResponse, url: URL): void {

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { isHttps, obj, str, type LogRecord } from "../../saved-logs/filters.js";
 import { curlOf, messageOf } from "./copy.js";
 import { JsonView } from "./json-view.js";
+import { canReplay, ReplayPanel, replayable } from "./replay.js";
 import { arrow, bytesOf, bytesText, idText, msText, timeOf } from "./format.js";
 import type { Msg, Store } from "./model.js";
 import { num } from "../../saved-logs/filters.js";
@@ -38,6 +39,7 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
         {arrow(r)} {str(r.kind)} {idText(r.id)} <span class="muted">{timeOf(r)}</span>
       </h3>
       <dl class="facts">
+        <Fact name="replay of" value={str(r.replayOf)} />
         <Fact name="server" value={str(r.server)} />
         <Fact name="session" value={str(r.session)} />
         <Fact name="transport" value={str(r.transport)} />
@@ -57,6 +59,7 @@ function Part({ msg, store, focused }: { msg: Msg; store: Store; focused: boolea
       ))}
       <AppSources result={obj(r.result)} />
       <Copies record={r} https={http ? isHttps(http) : true} />
+      {replayable(msg) && canReplay() ? <ReplayPanel msg={msg} store={store} /> : null}
       <Decision decision={obj(r.decision)} />
       {http ? <Http http={http} /> : null}
     </section>

@@ -1,4 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
+import { actionError, postAction } from "./post-action.js";
+
+export { actionKeys } from "./post-action.js";
 
 /** A held message as GET /api/intercept lists it (src/intercept/interceptor.ts, HeldView). */
 interface Held {
@@ -16,31 +19,9 @@ interface Held {
 /** How often the list of held messages is asked for while the page is open. */
 const POLL_MS = 400;
 
-/** The token and nonce of a page that may act; null on a read-only page (saved logs, an exported file). */
-export function actionKeys(): { token: string; nonce: string } | null {
-  const token = document.querySelector('meta[name="wiretap-token"]')?.getAttribute("content");
-  const nonce = document.querySelector('meta[name="wiretap-nonce"]')?.getAttribute("content");
-  return token && nonce ? { token, nonce } : null;
-}
-
 /** POSTs an action; the error text, or null when done. */
 export async function act(path: string, body: unknown): Promise<string | null> {
-  const keys = actionKeys();
-  if (!keys) return "this page is read-only";
-  const res = await fetch(path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-Wiretap-Token": keys.token, "X-Wiretap-Nonce": keys.nonce },
-    body: JSON.stringify(body),
-  });
-  if (res.ok) return null;
-  const text = (await res.text()).trim();
-  try {
-    const answer = JSON.parse(text) as { error?: unknown };
-    if (typeof answer.error === "string") return answer.error;
-  } catch {
-    // Plain text: shown as it is.
-  }
-  return text || `HTTP ${res.status}`;
+  return actionError(await postAction(path, body));
 }
 
 /** The messages `--intercept` holds: each forwarded as it is, edited then forwarded, or dropped. */

@@ -99,7 +99,7 @@ function Row({ msg, top, selected, onClick }: { msg: Msg; top: number; selected:
     >
       <span class="c-time">{timeOf(r)}</span>
       <span class="c-dir">{arrow(r)}</span>
-      <span class={`c-kind k-${kind}`}>{kind}</span>
+      <span class={`c-kind k-${kind}`}>{kind}{str(r.replayOf) ? <span class="replay-mark" title={`replay of ${str(r.replayOf)}`}> ↻</span> : null}</span>
       <span class="c-id">{idText(r.id ?? obj(r.related)?.id)}</span>
       <span class="c-method">{str(r.method) ?? str(r.reason) ?? ""}</span>
       <span class="c-tool">{tool}</span>
