@@ -9,3 +9,11 @@
  *    are still compiled to machine code (a separate compiler), and JSON is parsed natively.
  */
 export const WRAPPED_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", "--max-opt=1"];
+
+/**
+ * `mcp-wiretap mcp`: a young generation of at most 4 MiB per semi-space. Reading a log, every line is parsed
+ * and dropped but for a small head, and V8's default lets the young generation grow to 64 MiB per semi-space
+ * meanwhile, which it keeps: over a 63 MiB log that was twice what the server holds (docs/performance.md,
+ * "MCP server search"). 1 MiB saved a few more MiB but read the log half as fast.
+ */
+export const MCP_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--heap-growing-percent=50"];
