@@ -36,24 +36,27 @@ export class FileSpanSplitter {
       const whole = this.pendingBytes === 0 ? piece : Buffer.concat([...this.pending, piece]);
       this.pending = [];
       this.pendingBytes = 0;
-      out.push(this.span(whole, true));
+      out.push(this.span(whole, true, true));
       from = nl + 1;
     }
     if (from < chunk.length) {
       this.pending.push(Buffer.from(chunk.subarray(from)));
       this.pendingBytes += chunk.length - from;
-      if (this.pendingBytes > MAX_LINE_CHARS) out.push(...this.flush());
+      if (this.pendingBytes > MAX_LINE_CHARS) out.push(this.span(this.takePending(), false, false));
     }
     return out;
   }
 
   /** The partial line at the end of the input, if any. */
   flush(): LineSpan[] {
-    if (this.pendingBytes === 0) return [];
+    return this.pendingBytes === 0 ? [] : [this.span(this.takePending(), false, true)];
+  }
+
+  private takePending(): Buffer {
     const whole = Buffer.concat(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
-    return [this.span(whole, false)];
+    return whole;
   }
 
   reset(source?: FileSource): void {
@@ -63,10 +66,11 @@ export class FileSpanSplitter {
     if (source !== undefined) this.source = source;
   }
 
-  private span(whole: Buffer, ended: boolean): LineSpan {
-    const bytes = ended && whole.length > 0 && whole[whole.length - 1] === CR ? whole.length - 1 : whole.length;
-    const span: LineSpan = { line: whole.toString("utf8", 0, bytes), offset: this.position, bytes, source: this.source };
-    this.position += whole.length + (ended ? 1 : 0);
+  /** `newline`: one follows the line; `complete`: the line is whole (a `\r` at its end is dropped), not a piece of a long one. */
+  private span(content: Buffer, newline: boolean, complete: boolean): LineSpan {
+    const bytes = complete && content.length > 0 && content[content.length - 1] === CR ? content.length - 1 : content.length;
+    const span: LineSpan = { line: content.toString("utf8", 0, bytes), offset: this.position, bytes, source: this.source };
+    this.position += content.length + (newline ? 1 : 0);
     return span;
   }
 }
