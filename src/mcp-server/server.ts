@@ -6,7 +6,7 @@ import { escapeLine, visibleText } from "../log/escape-line.js";
 import type { ReplaySettings } from "./replay-tool.js";
 import type { HeldRecord } from "./record-index.js";
 import type { ServedLogs } from "./served-logs.js";
-import { listSessions, sessionKeyer, sessionUri } from "./sessions.js";
+import { listSessions, sessionsOf, sessionUri } from "./sessions.js";
 import { registerTools } from "./tools.js";
 
 /** A session resource holds at most this much NDJSON; past it the oldest records are said to be cut. */
@@ -79,7 +79,7 @@ function registerSessionResources(server: McpServer, logs: ServedLogs): void {
       throw new McpError(ErrorCode.InvalidParams, `not a session: ${uri.href}`);
     }
     const index = logs.index;
-    const keyOf = sessionKeyer(index.heads());
+    const keyOf = sessionsOf(index);
     const chosen: HeldRecord[] = [];
     let bytes = 0;
     let cut = 0;
