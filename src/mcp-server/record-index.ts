@@ -7,6 +7,8 @@ import { Segment, SegmentFiles } from "./log-segments.js";
 /** What the server holds by default: past either bound the oldest records go, and `dropped` counts them. */
 export const DEFAULT_MAX_RECORDS = 500_000;
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+/** Lines up to this size are read without a round trip through the thread pool. */
+const SMALL_READ_BYTES = 1024 * 1024;
 
 /** One record as held: where its line is, the file it came from, and the fields the tools select on. */
 export interface HeldRecord {
@@ -119,7 +121,9 @@ export class RecordIndex {
   /** A held record's line, read again from its file (and checked to be the record it was). */
   async read(held: HeldRecord): Promise<LineRead> {
     if (held.text !== null) return { line: held.text, record: JSON.parse(held.text) as LogRecord };
-    const bytes = await this.openFiles.read(held.segment!, held.offset, held.bytes);
+    // A line of usual size is read at once (as a search's blocks are): a page of hits is many small reads.
+    const into = Buffer.allocUnsafe(held.bytes);
+    const bytes = held.bytes <= SMALL_READ_BYTES ? await this.openFiles.readNow(held.segment!, held.offset, held.bytes, into) : await this.openFiles.read(held.segment!, held.offset, held.bytes, into);
     if (typeof bytes === "string") return { gone: bytes };
     return checkedLine(held, bytes.toString("utf8"));
   }
