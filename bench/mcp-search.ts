@@ -2,7 +2,8 @@
  * `mcp-wiretap mcp` over a 100,000-record log (issue 27): the built CLI serves it on stdio to the official
  * SDK client; `search_messages` is timed on queries that scan the whole log (a word only the oldest record
  * has, `status:error`) and a typical one (`tool:echo`, first page). Memory: the server's RSS over that of the
- * same server on an empty log, beside the log's size.
+ * same server on an empty log, beside the log's size, right after the tool calls and once settled (V8's memory
+ * reducer collects some seconds after the process goes quiet: what `top` shows between calls).
  */
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -13,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { rssMiB } from "./child.ts";
 import { REPO } from "./paths.ts";
-import { round, summarize, type Summary } from "./stats.ts";
+import { percentile, round, summarize, type Summary } from "./stats.ts";
 import { sleep } from "./time.ts";
 
 export interface McpSearchResult {
@@ -21,13 +22,16 @@ export interface McpSearchResult {
   logMiB: number;
   loadMs: number;
   /** search_messages wall time seen by the client, per query. */
-  queries: { query: string; hits: number; scanned: number; ms: Summary }[];
+  queries: { query: string; hits: number; scanned: number; ms: Summary; p95: number | null }[];
   /** The other tools over the same log: the first call (which builds the call list) and the p50 of the next ones. */
   tools: { tool: string; firstMs: number; ms: Summary }[];
   rssMiB: number | null;
   emptyRssMiB: number | null;
-  /** (RSS − RSS on an empty log) / log size: V8's heap headroom included. */
+  /** (RSS − RSS on an empty log) / log size, right after the tool calls: V8's heap headroom included. */
   memoryRatio: number | null;
+  /** RSS once it stopped falling (sampled each second for SETTLE_S seconds after the tool calls), and its ratio. */
+  settledRssMiB: number | null;
+  settledRatio: number | null;
   /** What the served records hold once collected: (live heap after loading − before) / log size, measured in-process. */
   liveHeapRatio: number | null;
 }
@@ -70,7 +74,9 @@ async function connect(dir: string): Promise<{ client: Client; pid: number | nul
   return { client, pid: transport.pid, loadMs: performance.now() - started };
 }
 
-export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7 } = {}): Promise<McpSearchResult> {
+const SETTLE_S = 12;
+
+export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7, searchRepeats = 20 } = {}): Promise<McpSearchResult> {
   const dir = path.join(tmp, "mcp-search");
   const emptyDir = path.join(tmp, "mcp-search-empty");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -91,13 +97,13 @@ export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7
     for (const query of ["needle-in-the-oldest-record", "status:error", "tool:echo", "tool:get-sum word42"]) {
       const samples: number[] = [];
       let last: { hits: unknown[]; scanned: number } = { hits: [], scanned: 0 };
-      for (let i = 0; i < repeats; i++) {
+      for (let i = 0; i < searchRepeats; i++) {
         const t0 = performance.now();
         const result = await client.callTool({ name: "search_messages", arguments: { query, limit: 20 } });
         samples.push(performance.now() - t0);
         last = result.structuredContent as typeof last;
       }
-      queries.push({ query, hits: last.hits.length, scanned: last.scanned, ms: summarize(samples) });
+      queries.push({ query, hits: last.hits.length, scanned: last.scanned, ms: summarize(samples), p95: round(percentile([...samples].sort((a, b) => a - b), 95)) });
     }
     const tools: McpSearchResult["tools"] = [];
     const oldest = "flow-00000007-aaaa-bbbb-cccccccccccc#7";
@@ -111,6 +117,11 @@ export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7
       tools.push({ tool, firstMs: round(samples[0]!, 1) ?? 0, ms: summarize(samples.slice(1)) });
     }
     const rss = pid === null ? null : rssMiB(pid);
+    let settled = rss;
+    for (let i = 0; i < SETTLE_S && pid !== null; i++) {
+      await sleep(1000);
+      settled = rssMiB(pid);
+    }
     return {
       tools,
       records,
@@ -120,6 +131,8 @@ export async function runMcpSearch(tmp: string, { records = 100_000, repeats = 7
       rssMiB: rss,
       emptyRssMiB: emptyRss,
       memoryRatio: rss === null || emptyRss === null ? null : round((rss - emptyRss) / logMiB, 2),
+      settledRssMiB: settled,
+      settledRatio: settled === null || emptyRss === null ? null : round((settled - emptyRss) / logMiB, 2),
       liveHeapRatio: await liveHeapRatio(dir, logMiB),
     };
   } finally {

@@ -21,6 +21,11 @@ if (!isSupported(found)) {
   process.exit(1);
 }
 
+// `mcp` is a long-lived server launched by a client: it starts again with its heap settings first (nothing is loaded yet).
+if (process.argv[2] === "mcp") {
+  const [{ relaunchWith }, { MCP_NODE_FLAGS }] = await Promise.all([import("../startup/relaunch.js"), import("../startup/node-flags.js")]);
+  relaunchWith(MCP_NODE_FLAGS);
+}
 // Compiled modules kept between launches (before the rest is loaded: only modules loaded after it are cached).
 (await import("../startup/compile-cache.js")).enableCompileCache();
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { selectorOf } from "../saved-logs/selector.js";
 import type { LogRecord } from "../saved-logs/filters.js";
-import type { HeldRecord } from "./record-index.js";
+import type { HeldRecord, LineRead, RecordIndex } from "./record-index.js";
 
 /**
  * Every answer is bounded: a number of items (`limit`), a byte budget for the whole answer (`maxBytes`) and
@@ -33,13 +33,19 @@ export const shownRecordSchema = z.object({
   record: z.record(z.string(), z.unknown()).optional().describe("the record as logged"),
   head: z.record(z.string(), z.unknown()).optional().describe("its routing fields, when the record was over maxRecordBytes"),
   cut: z.boolean().optional(),
+  gone: z.string().optional().describe("why the record's text can no longer be read from its file (shown by its head)"),
 });
 export type ShownRecord = z.infer<typeof shownRecordSchema>;
 
-export function showRecord(held: HeldRecord, maxRecordBytes: number): ShownRecord {
-  const bytes = Buffer.byteLength(held.line);
-  if (bytes <= maxRecordBytes) return { index: held.index, file: held.file, bytes, record: JSON.parse(held.line) as LogRecord };
-  return { index: held.index, file: held.file, bytes, head: Object.fromEntries(Object.entries(held.head)), cut: true };
+/** A record within budget is read again from its file; one over it (or no longer readable) is shown by its head. */
+export async function showRecord(index: RecordIndex, held: HeldRecord, maxRecordBytes: number): Promise<ShownRecord> {
+  return shownAs(held, held.bytes <= maxRecordBytes ? await index.read(held) : null);
+}
+
+export function shownAs(held: HeldRecord, read: LineRead | null): ShownRecord {
+  const shown = { index: held.index, file: held.file, bytes: held.bytes };
+  if (read !== null && "record" in read) return { ...shown, record: read.record };
+  return { ...shown, head: Object.fromEntries(Object.entries(held.head)), ...(read === null ? { cut: true } : { gone: read.gone }) };
 }
 
 export const cutSchema = z.object({

@@ -1,7 +1,7 @@
 import { buildCalls, type Call } from "../analysis/calls.js";
 import { errorText, num, obj, str, type LogRecord } from "../saved-logs/filters.js";
 import { selectorOf } from "../saved-logs/selector.js";
-import { LIMITS, showRecord, ToolInputError, type ShownRecord } from "./bounded.js";
+import { LIMITS, shownAs, ToolInputError, type ShownRecord } from "./bounded.js";
 import type { HeldRecord, RecordIndex } from "./record-index.js";
 
 /** A call as the tools describe it: what was asked, what came back, how it was judged, how long it took. */
@@ -38,7 +38,7 @@ export interface ExchangeInput {
 }
 
 /** `get_exchange`: the call a selector (`<flow>#<id>`, the flow may be cut to 8 or more characters) names. */
-export function getExchange(index: RecordIndex, input: ExchangeInput): ExchangeView {
+export async function getExchange(index: RecordIndex, input: ExchangeInput): Promise<ExchangeView> {
   const { flow, id } = parseSelector(input.selector);
   let request: HeldRecord | undefined;
   for (const held of index.newestFirst()) {
@@ -63,11 +63,14 @@ export function getExchange(index: RecordIndex, input: ExchangeInput): ExchangeV
   return describeCall(index, call, input.maxRecordBytes ?? LIMITS.maxRecordBytes.default);
 }
 
-export function describeCall(index: RecordIndex, call: Call, maxRecordBytes: number): ExchangeView {
+export async function describeCall(index: RecordIndex, call: Call, maxRecordBytes: number): Promise<ExchangeView> {
   const held = [...call.records, ...progressOf(index, call)].map((h) => index.heldOf(h)).filter((h): h is HeldRecord => h !== undefined);
   held.sort((a, b) => a.index - b.index);
   const http = call.flow === null ? undefined : httpRecordOf(index, call.flow, held[0]?.index ?? 0);
-  const parsed = held.map((h) => JSON.parse(h.line) as LogRecord);
+  // Every record is read (its rules are shown even when the record is shown by its head).
+  const reads = await index.readMany(http ? [...held, http] : held);
+  const parsed = reads.slice(0, held.length).flatMap((r) => ("record" in r ? [r.record] : []));
+  const httpRead = http ? reads.at(-1)! : null;
   const answer = [...call.records].reverse().find((r) => r.kind === "error" || r.kind === "unanswered" || r.kind === "response");
   return {
     selector: call.request && call.flow !== null && (typeof call.id === "string" || typeof call.id === "number") ? selectorOf(call.flow, call.id) : null,
@@ -84,10 +87,10 @@ export function describeCall(index: RecordIndex, call: Call, maxRecordBytes: num
     rounds: call.rounds,
     firstSeen: call.firstSeen,
     lastSeen: call.lastSeen,
-    httpStatus: http ? num(JSON.parse(http.line).status) : null,
+    httpStatus: httpRead !== null && "record" in httpRead ? num(httpRead.record.status) : null,
     rules: parsed.flatMap((r) => (Array.isArray(obj(r.decision)?.rules) ? (obj(r.decision)!.rules as unknown[]).map((x) => obj(x)).filter((x): x is LogRecord => x !== undefined) : [])),
-    records: held.map((h) => showRecord(h, maxRecordBytes)),
-    http: http ? showRecord(http, maxRecordBytes) : null,
+    records: held.map((h, i) => shownAs(h, h.bytes <= maxRecordBytes ? reads[i]! : null)),
+    http: http ? shownAs(http, http.bytes <= maxRecordBytes ? httpRead : null) : null,
   };
 }
 

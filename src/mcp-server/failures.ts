@@ -31,7 +31,7 @@ export interface FailuresResult {
  * `recent_failures`: calls that failed — a JSON-RPC error, a tool result with `isError`, a policy denial,
  * a request never answered — newest first (by their last record), each with its whole exchange.
  */
-export function recentFailures(index: RecordIndex, input: FailuresInput): FailuresResult {
+export async function recentFailures(index: RecordIndex, input: FailuresInput): Promise<FailuresResult> {
   const query = parseQuery(input.query ?? "");
   if (query.problems.length > 0 || query.text.length > 0 || query.dir.length > 0 || query.status.length > 0) {
     throw new ToolInputError(`query: only tail's tokens server: session: method: tool: decision: here (not ${[...query.problems, ...query.text, ...query.dir, ...query.status].join(" ")})`);
@@ -50,7 +50,7 @@ export function recentFailures(index: RecordIndex, input: FailuresInput): Failur
   const maxRecordBytes = input.maxRecordBytes ?? 1_500;
   let next: number | null = null;
   for (const f of failing) {
-    if (!page.add({ failure: f.kind, at: f.at, ...describeCall(index, f.call, maxRecordBytes) })) {
+    if (!page.add({ failure: f.kind, at: f.at, ...(await describeCall(index, f.call, maxRecordBytes)) })) {
       next = f.at + 1;
       break;
     }

@@ -39,7 +39,7 @@ export interface ReplayResult {
  * replayed from here (it would run a command); the records go to the log the call came from.
  */
 export async function replayCall(index: RecordIndex, input: ReplayInput, settings: ReplaySettings): Promise<ReplayResult> {
-  const exchange = getExchange(index, { selector: input.selector, maxRecordBytes: 0 });
+  const exchange = await getExchange(index, { selector: input.selector, maxRecordBytes: 0 });
   const file = exchange.records[0]?.file;
   if (file === undefined || exchange.selector === null) throw new ToolInputError(`${input.selector}: not a request of the served logs`);
   if (exchange.transport === "stdio") throw new ToolInputError(`${exchange.selector} went over stdio: replaying it runs a server command, which this server never does; run \`mcp-wiretap replay ${file} --call ${exchange.selector} --stdio -- <command>\` yourself`);

@@ -1,8 +1,9 @@
 import { lstat } from "node:fs/promises";
-import { FileReadError, fileLines } from "../saved-logs/follow.js";
+import { FileReadError, fileSpans, type FileSource } from "../saved-logs/follow.js";
 import { ensureLogFolder, stdioLogFolder } from "../stdio/log-folder.js";
 import { resolveLogInputs, watchForNewLogs, type LogInput } from "../ui/server/log-files.js";
 import { UsageError } from "../util/usage-error.js";
+import type { Segment } from "./log-segments.js";
 import { RecordIndex } from "./record-index.js";
 
 /**
@@ -48,8 +49,16 @@ export async function serveLogs(given: readonly string[], o: ServeLogsOptions = 
     caughtUp.push(new Promise<void>((resolve) => (done = resolve)));
     const reading = (async () => {
       try {
-        const lines = input.rotated ? fileLines(input.file) : fileLines(input.file, { follow: true, signal: stop.signal, onCaughtUp: done, onNotice: note, ...(o.pollMs ? { pollMs: o.pollMs } : {}) });
-        for await (const line of lines) index.append(line, input.file);
+        const spans = input.rotated ? fileSpans(input.file) : fileSpans(input.file, { follow: true, signal: stop.signal, onCaughtUp: done, onNotice: note, ...(o.pollMs ? { pollMs: o.pollMs } : {}) });
+        let source: FileSource | null = null;
+        let segment: Segment | null = null;
+        for await (const span of spans) {
+          if (span.source !== source) {
+            source = span.source;
+            segment = source === null ? null : await index.segmentOf(source);
+          }
+          index.append(span.line, input.file, segment === null ? undefined : { segment, offset: span.offset, bytes: span.bytes });
+        }
       } catch (err) {
         note(`${input.file}: ${(err as Error).message}`);
       } finally {
@@ -82,6 +91,7 @@ export async function serveLogs(given: readonly string[], o: ServeLogsOptions = 
       stop.abort();
       await loading.catch(() => undefined);
       await Promise.allSettled(readers);
+      await index.close();
     },
   };
 }

@@ -4,8 +4,9 @@ import { z } from "zod";
 import { VERSION } from "../cli/package-info.js";
 import { escapeLine, visibleText } from "../log/escape-line.js";
 import type { ReplaySettings } from "./replay-tool.js";
+import type { HeldRecord } from "./record-index.js";
 import type { ServedLogs } from "./served-logs.js";
-import { listSessions, sessionKeyer, sessionUri } from "./sessions.js";
+import { listSessions, sessionsOf, sessionUri } from "./sessions.js";
 import { registerTools } from "./tools.js";
 
 /** A session resource holds at most this much NDJSON; past it the oldest records are said to be cut. */
@@ -78,24 +79,31 @@ function registerSessionResources(server: McpServer, logs: ServedLogs): void {
       throw new McpError(ErrorCode.InvalidParams, `not a session: ${uri.href}`);
     }
     const index = logs.index;
-    const keyOf = sessionKeyer(index.heads());
-    const lines: string[] = [];
+    const keyOf = sessionsOf(index);
+    const chosen: HeldRecord[] = [];
     let bytes = 0;
     let cut = 0;
     // Newest first, so that a session over the budget keeps its latest records; written oldest first.
     for (const held of index.newestFirst()) {
       if (keyOf(held.head) !== id) continue;
-      const size = Buffer.byteLength(held.line) + 1;
+      const size = held.bytes + 1;
       if (bytes + size > MAX_RESOURCE_BYTES) {
         cut++;
         continue;
       }
       bytes += size;
-      lines.push(escapeLine(held.line));
+      chosen.push(held);
     }
-    if (lines.length === 0 && cut === 0) throw new McpError(ErrorCode.InvalidParams, `no session ${JSON.stringify(id)} in the served logs (list_sessions names them)`);
+    if (chosen.length === 0 && cut === 0) throw new McpError(ErrorCode.InvalidParams, `no session ${JSON.stringify(id)} in the served logs (list_sessions names them)`);
+    const reads = await index.readMany(chosen.reverse());
+    const lines = reads.flatMap((r) => ("line" in r ? [escapeLine(r.line)] : []));
+    const gone = reads.flatMap((r) => ("gone" in r ? [r.gone] : []));
+    const meta = {
+      ...(cut > 0 ? { "mcp-wiretap/cut": { records: cut, note: `the ${cut} oldest records are left out (over ${MAX_RESOURCE_BYTES} bytes); search_messages with session:<id> pages through them` } } : {}),
+      ...(gone.length > 0 ? { "mcp-wiretap/gone": { records: gone.length, note: visibleText(gone[0]!) } } : {}),
+    };
     return {
-      contents: [{ uri: sessionUri(id), mimeType: "application/x-ndjson", text: lines.reverse().join("\n") + "\n", ...(cut > 0 ? { _meta: { "mcp-wiretap/cut": { records: cut, note: `the ${cut} oldest records are left out (over ${MAX_RESOURCE_BYTES} bytes); search_messages with session:<id> pages through them` } } } : {}) }],
+      contents: [{ uri: sessionUri(id), mimeType: "application/x-ndjson", text: lines.join("\n") + "\n", ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }],
     };
   });
 }

@@ -48,6 +48,11 @@ export function sessionKeyer(heads: readonly LogRecord[]): (h: LogRecord) => str
   };
 }
 
+/** The held records' `sessionKeyer`, built once per state of the index (each call would rebuild its table). */
+export function sessionsOf(index: RecordIndex): (h: LogRecord) => string | null {
+  return index.derived("sessions", () => sessionKeyer(index.heads()));
+}
+
 export function sessionUri(id: string): string {
   return `wiretap://session/${encodeURIComponent(id)}`;
 }
@@ -57,8 +62,7 @@ export function listSessions(index: RecordIndex, input: { query?: string; limit?
   const query = parseQuery(input.query ?? "");
   if (query.problems.length > 0 || query.text.length > 0 || query.dir.length > 0 || query.status.length > 0) throw new ToolInputError("query: only tail's tokens server: session: method: tool: decision: here");
   const matches = compileFilters(query.filters);
-  const heads = index.heads();
-  const keyOf = sessionKeyer(heads);
+  const keyOf = sessionsOf(index);
   const sessions = new Map<string, SessionSummary & { last: number; matched: boolean }>();
   const get = (key: string, h: LogRecord): SessionSummary & { last: number; matched: boolean } => {
     let s = sessions.get(key);
@@ -92,7 +96,7 @@ export function listSessions(index: RecordIndex, input: { query?: string; limit?
     if (h.event === "session" && h.phase === "end") s.ended = str(h.reason) ?? "ended";
     if (h.event === "stop") s.ended = str(h.reason) ?? "stopped";
   }
-  for (const call of index.derived("calls", () => buildCalls(heads))) {
+  for (const call of index.derived("calls", () => buildCalls(index.heads()))) {
     const key = keyOf(call.records[0]!);
     const s = key === null ? undefined : sessions.get(key);
     if (!s) continue;

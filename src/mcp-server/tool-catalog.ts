@@ -3,7 +3,7 @@ import { toolDefinitions, type ServerTools } from "../analysis/tool-defs.js";
 import { type LogRecord } from "../saved-logs/filters.js";
 import { globToRegExp } from "../util/glob.js";
 import { LIMITS, Page } from "./bounded.js";
-import type { RecordIndex } from "./record-index.js";
+import type { HeldRecord, RecordIndex } from "./record-index.js";
 
 /**
  * Token estimate of a definition: its UTF-8 JSON bytes / 4, the usual rule of thumb for English and JSON
@@ -43,15 +43,19 @@ export interface CatalogResult {
 }
 
 /** `tool_catalog`: the tools each server listed, per log, with their token estimates and what changed. */
-export function toolCatalog(index: RecordIndex, input: { server?: string; includeDefinitions?: boolean; maxBytes?: number }): CatalogResult {
-  const perFile = new Map<string, LogRecord[]>();
+export async function toolCatalog(index: RecordIndex, input: { server?: string; includeDefinitions?: boolean; maxBytes?: number }): Promise<CatalogResult> {
+  const wanted: { held: HeldRecord; listing: boolean }[] = [];
   for (const held of index.all()) {
     const h = held.head;
     const listing = h.event === "rpc" && h.kind === "response" && h.method === "tools/list";
-    if (!listing && !(h.event === "session" && h.phase === "start")) continue;
+    if (listing || (h.event === "session" && h.phase === "start")) wanted.push({ held, listing });
+  }
+  const perFile = new Map<string, LogRecord[]>();
+  for (const { held, listing } of wanted) {
     const list = perFile.get(held.file) ?? [];
-    // Listings need their payload; a session start's head already holds the server's name.
-    list.push(listing ? (JSON.parse(held.line) as LogRecord) : h);
+    // Listings need their payload (one no longer readable counts as unreadable); a session start's head already holds the server's name.
+    const read = listing ? await index.read(held) : null;
+    list.push(read !== null && "record" in read ? read.record : held.head);
     perFile.set(held.file, list);
   }
   const match = input.server ? globToRegExp(input.server) : null;

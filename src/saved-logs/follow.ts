@@ -2,9 +2,11 @@ import { watch, type FSWatcher } from "node:fs";
 import { lstat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { FileReadError, openLogFile } from "./log-inputs.js";
+import { FileSpanSplitter, type LineSpan } from "./line-spans.js";
 import { LineSplitter, streamLines } from "./reader.js";
 
 export { FileReadError } from "./log-inputs.js";
+export type { LineSpan } from "./line-spans.js";
 
 export const DEFAULT_POLL_MS = 200;
 const CHUNK_BYTES = 64 * 1024;
@@ -42,11 +44,37 @@ export function inputLines(file: string | undefined, stdin: NodeJS.ReadableStrea
  * Without `follow`, a missing or unreadable file is a FileReadError; with it, the name is waited for. A
  * symbolic link is never followed (O_NOFOLLOW): refused, or with `follow` waited on until a file has the name.
  */
-export async function* fileLines(file: string, opts: FileLinesOptions = {}): AsyncGenerator<string> {
+export function fileLines(file: string, opts: FileLinesOptions = {}): AsyncGenerator<string> {
+  return followFile(file, opts, new LineSplitter());
+}
+
+/** Which file (and which of its contents, counting truncations) the following bytes come from. */
+export interface FileSource {
+  file: string;
+  dev: number;
+  ino: number;
+  /** How many times this file was seen truncated before these bytes were read. */
+  truncations: number;
+}
+
+/** Cuts a file's bytes into items; `reset` says a file (or, after a truncation, its content) starts anew. */
+export interface ChunkSplitter<T> {
+  push(chunk: Buffer): T[];
+  flush(): T[];
+  reset(source?: FileSource): void;
+}
+
+/** `fileLines` with each line's place in its file: `FileSpanSplitter`'s spans. */
+export function fileSpans(file: string, opts: FileLinesOptions = {}): AsyncGenerator<LineSpan> {
+  return followFile(file, opts, new FileSpanSplitter());
+}
+
+/** The reading `fileLines` does, the bytes cut into items by `splitter`. */
+async function* followFile<T>(file: string, opts: FileLinesOptions, splitter: ChunkSplitter<T>): AsyncGenerator<T> {
   const follow = opts.follow ?? false;
   const pollMs = Math.max(10, opts.pollMs ?? DEFAULT_POLL_MS);
   const notice = opts.onNotice ?? (() => undefined);
-  const splitter = new LineSplitter();
+  let truncations = 0;
   const buffer = Buffer.alloc(CHUNK_BYTES);
   let handle: FileHandle | null = null;
   let identity: { dev: number; ino: number } | null = null;
@@ -72,7 +100,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
 
   /** Reads what the open file has beyond `position`, a chunk at a time: its complete lines as they come. */
   let linesRead = 0;
-  async function* readAvailable(): AsyncGenerator<string> {
+  async function* readAvailable(): AsyncGenerator<T> {
     for (;;) {
       const { bytesRead } = await handle!.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) return;
@@ -91,7 +119,8 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
           const s = await handle.stat();
           identity = { dev: s.dev, ino: s.ino };
           position = 0;
-          splitter.reset();
+          truncations = 0;
+          splitter.reset({ file, ...identity, truncations });
           if (waitingNoticed) notice(`${file} appeared; following it`);
           waitingNoticed = false;
         } catch (err) {
@@ -134,7 +163,7 @@ export async function* fileLines(file: string, opts: FileLinesOptions = {}): Asy
       if (current !== null && current.size < position) {
         notice(`${file} was truncated; reading it again from its start`);
         position = 0;
-        splitter.reset();
+        splitter.reset({ file, ...identity!, truncations: ++truncations });
         continue;
       }
       if (linesRead === before) await wake.wait(pollMs);

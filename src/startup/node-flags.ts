@@ -9,3 +9,14 @@
  *    are still compiled to machine code (a separate compiler), and JSON is parsed natively.
  */
 export const WRAPPED_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", "--max-opt=1"];
+
+/**
+ * `mcp-wiretap mcp` (applied by src/startup/relaunch.ts), measured in docs/performance.md ("MCP server search"):
+ *  - a young generation of at most 4 MiB per semi-space: reading a log, every line is parsed and dropped but
+ *    for a small head, and V8's default let the young generation grow to 64 MiB per semi-space meanwhile,
+ *    and keep it (over a 63 MiB log, twice what the server holds); 1 MiB saved a few MiB more but read the
+ *    log half as fast;
+ *  - an old generation collected once it grows by half over what was live (V8's default lets it double):
+ *    the call list and each whole-log tool call's garbage otherwise took RSS to 2× the log's size.
+ */
+export const MCP_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--heap-growing-percent=50"];
