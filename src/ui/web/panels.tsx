@@ -71,8 +71,8 @@ export function ToolStats({ store, onPick, tokens }: { store: Store; onPick: (qu
           <th class="n">p99</th>
           <th class="n" title="request bytes">bytes in</th>
           <th class="n" title="result bytes: what the tool's results cost a model's context">bytes out</th>
-          <th class="n" title={`mean tokens of a result (${tokens.report ? tokenNote(tokens.report) : "asked of the server when this tab opens"})`}>result tokens ≈</th>
-          <th class="n" title="95th percentile of a result's tokens (estimated)">p95 tokens ≈</th>
+          <th class="n" title={`mean tokens of a result (${tokens.report ? tokenNote(tokens.report) : "asked of the server when this tab opens"})`}>tokens ≈</th>
+          <th class="n" title="95th percentile of a result's tokens (estimated)">tokens p95</th>
           <th title="calls by latency; the last bar (yellow): calls with none (no answer, cancelled)">latency distribution</th>
           <th title="calls over the capture, one bar per 1/24th of it">calls over time</th>
         </tr>
