@@ -3,8 +3,6 @@
  * `stats --tokens` counts them (tokenCosts), with a tool's calls kept apart per server address (two servers
  * may both have a `search`), up to where the page stood, and refused past the bytes it reads.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildCalls } from "../../../src/analysis/calls.js";
 import type { LogRecord } from "../../../src/saved-logs/filters.js";
@@ -13,31 +11,24 @@ import { loadTokenCounter } from "../../../src/tokens/token-counter.js";
 import type { UiTokenReport } from "../../../src/tokens/tokens-in-turns.js";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
 import { tokenHandler } from "../../../src/ui/server/token-endpoint.js";
+import { serveHandler, type ServedHandler } from "./serve-handler.js";
 
-let server: http.Server | undefined;
+let server: ServedHandler | undefined;
 
 afterEach(async () => {
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await server?.close();
   server = undefined;
 });
 
 async function serve(lines: string[], maxSourceBytes?: number): Promise<(path: string) => Promise<{ status: number; body: string; upto: string }>> {
   const history = new RecordHistory();
   for (const l of lines) history.append(l);
-  const handle = tokenHandler(history, maxSourceBytes);
-  server = http.createServer((req, res) => handle(res, new URL(req.url ?? "/", "http://127.0.0.1")));
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return (path) =>
-    new Promise((resolve, reject) => {
-      http
-        .get({ host: "127.0.0.1", port, path }, (res) => {
-          let body = "";
-          res.on("data", (c: Buffer) => (body += c.toString()));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body, upto: String(res.headers["x-wiretap-upto"]) }));
-        })
-        .on("error", reject);
-    });
+  server = await serveHandler(tokenHandler(history, maxSourceBytes));
+  const served = server;
+  return async (path) => {
+    const r = await served.get(path);
+    return { ...r, upto: String(r.headers["x-wiretap-upto"]) };
+  };
 }
 
 const allow = { action: "allow", enforced: false, rules: [] };
