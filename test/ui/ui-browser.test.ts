@@ -143,6 +143,8 @@ describe("web UI, live", () => {
     const expected = tokenCosts(records, buildCalls(records), await loadTokenCounter());
     const list = expected.lists.find((l) => l.addresses.includes(`127.0.0.1:${upstream.port}`))!;
     expect(list.tools.length).toBeGreaterThan(3);
+    // The page stands where these records end: it asks for the count up to there.
+    await waitInPage(page, `document.querySelector(".status .count")?.textContent.includes("${served.length} records")`, "every record in the page");
     await clickTab(page, "catalog");
     await waitInPage(page, `document.querySelector(".catalog .list-tokens")`, "the list's tokens");
     const listed = await page.$$eval(".catalog tr", (rows) => rows.map((r) => [r.querySelector(".tool-name")?.textContent, r.querySelector(".def-tokens")?.textContent]));

@@ -20,10 +20,17 @@ export interface TokenState {
 export function useTokens(active: boolean, cursor: number): TokenState {
   const [state, setState] = useState<TokenState>(() => ({ report: embedded(), problem: null }));
   const asked = useRef<{ cursor: number; at: number; busy: boolean }>({ cursor: -1, at: 0, busy: false });
+  /** Bumped to look again: a count came back, or the wait between two counts is over. */
+  const [tick, setTick] = useState(0);
   useEffect(() => {
     if (!active || document.getElementById("wiretap-data")) return;
     const a = asked.current;
-    if (a.busy || a.cursor === cursor || (a.cursor >= 0 && Date.now() - a.at < RECOUNT_MS)) return;
+    if (a.busy || a.cursor === cursor) return;
+    const wait = a.cursor < 0 ? 0 : a.at + RECOUNT_MS - Date.now();
+    if (wait > 0) {
+      const timer = setTimeout(() => setTick((n) => n + 1), wait);
+      return () => clearTimeout(timer);
+    }
     a.busy = true;
     a.at = Date.now();
     fetch(`/api/tokens?upto=${cursor}`)
@@ -36,8 +43,12 @@ export function useTokens(active: boolean, cursor: number): TokenState {
         a.cursor = cursor;
         setState((s) => ({ ...s, problem: (err as Error).message }));
       })
-      .finally(() => (a.busy = false));
-  }, [active, cursor]);
+      .finally(() => {
+        a.busy = false;
+        setTick((n) => n + 1);
+      });
+    return undefined;
+  }, [active, cursor, tick]);
   return state;
 }
 
