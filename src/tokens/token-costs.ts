@@ -15,6 +15,8 @@ import { TOKEN_ENCODING, type CountTokens } from "./token-counter.js";
 export interface ListTokens {
   /** `serverInfo.name@host`, or `host:port` (as `diff` names servers). */
   server: string;
+  /** Every `host:port` the listings came from. */
+  addresses: string[];
   tools: { name: string; tokens: number }[];
   /** The definitions' tokens together. */
   total: number;
@@ -45,23 +47,45 @@ function whole(value: unknown): value is Record<string, unknown> {
 }
 
 export function tokenCosts(records: readonly LogRecord[], calls: readonly Call[], count: CountTokens): TokenReport {
-  const lists = [...toolDefinitions(records).values()].map((s): ListTokens => {
+  const measured = calls.map((call) => callTokens(call, count)).filter((c) => c !== null);
+  return { encoding: TOKEN_ENCODING, estimate: true, lists: listTokens(records, count), tools: toolTokens(measured) };
+}
+
+/** Each server's tools/list: the tokens of each definition, and their total. */
+export function listTokens(records: readonly LogRecord[], count: CountTokens): ListTokens[] {
+  return [...toolDefinitions(records).values()].map((s): ListTokens => {
     const tools = [...s.tools].map(([name, definition]) => ({ name, tokens: count(JSON.stringify(definition)) }));
-    return { server: s.key, tools, total: sum(tools.map((t) => t.tokens)), unreadableListings: s.unreadableListings };
+    return { server: s.key, addresses: s.addresses, tools, total: sum(tools.map((t) => t.tokens)), unreadableListings: s.unreadableListings };
   });
+}
+
+/** One tools/call's argument and result tokens (null: not held whole in the log); null for other calls. */
+export interface CallTokens {
+  tool: string;
+  arguments: number | null;
+  result: number | null;
+}
+
+export function callTokens(call: Call, count: CountTokens): CallTokens | null {
+  if (call.method !== "tools/call" || call.tool === null) return null;
+  const args = obj(call.request?.params)?.arguments;
+  const answer = call.records.findLast((r) => r.kind === "response");
+  return { tool: call.tool, arguments: whole(args) ? count(JSON.stringify(args)) : null, result: answer && whole(answer.result) ? count(JSON.stringify(answer.result)) : null };
+}
+
+/** Per tool: calls, mean and max argument tokens, mean, p95 and max result tokens; costliest results first. */
+export function toolTokens(calls: Iterable<CallTokens>): ToolTokens[] {
   const byTool = new Map<string, { calls: number; args: number[]; results: number[] }>();
   for (const call of calls) {
-    if (call.method !== "tools/call" || call.tool === null) continue;
     const entry = byTool.get(call.tool) ?? { calls: 0, args: [], results: [] };
     byTool.set(call.tool, entry);
     entry.calls++;
-    const args = obj(call.request?.params)?.arguments;
-    if (whole(args)) entry.args.push(count(JSON.stringify(args)));
-    const answer = call.records.findLast((r) => r.kind === "response");
-    if (answer && whole(answer.result)) entry.results.push(count(JSON.stringify(answer.result)));
+    if (call.arguments !== null) entry.args.push(call.arguments);
+    if (call.result !== null) entry.results.push(call.result);
   }
   const mean = (v: number[]): number | null => (v.length === 0 ? null : Math.round(sum(v) / v.length));
-  const max = (v: number[]): number | null => (v.length === 0 ? null : Math.max(...v));
+  // Not Math.max(...v): a spread of a few hundred thousand values overflows the stack.
+  const max = (v: number[]): number | null => (v.length === 0 ? null : v.reduce((a, b) => Math.max(a, b)));
   const tools = [...byTool].map(([tool, e]): ToolTokens => ({
     tool,
     calls: e.calls,
@@ -70,7 +94,7 @@ export function tokenCosts(records: readonly LogRecord[], calls: readonly Call[]
     results: { mean: mean(e.results), p95: percentile(e.results, 95), max: max(e.results) },
   }));
   tools.sort((a, b) => (b.results.mean ?? 0) - (a.results.mean ?? 0) || a.tool.localeCompare(b.tool));
-  return { encoding: TOKEN_ENCODING, estimate: true, lists, tools };
+  return tools;
 }
 
 /** The report as text for a terminal, after the stats table (names a peer chose made printable). */

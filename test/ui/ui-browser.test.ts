@@ -15,6 +15,10 @@ import { startCliProxy, type CliProxy } from "../helpers/cli-proxy.js";
 import { connectSse, connectStreamable, createDispatcher, fetchVia, type ConnectedClient } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
+import { buildCalls } from "../../src/analysis/calls.js";
+import type { LogRecord } from "../../src/saved-logs/filters.js";
+import { tokenCosts } from "../../src/tokens/token-costs.js";
+import { loadTokenCounter } from "../../src/tokens/token-counter.js";
 import { clickTab, launchBrowser, setFilter, visibleRows, waitInPage } from "./browser.js";
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`;
@@ -26,6 +30,8 @@ let page: Page;
 let uiUrl: URL;
 let client: ConnectedClient<unknown> | undefined;
 let tmp: string;
+/** The tools/list tokens the live page showed, for the exported page to match. */
+let liveListTotal = "";
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "mcp-wiretap-ui-"));
@@ -131,6 +137,31 @@ describe("web UI, live", () => {
     await clickTab(page, "messages");
   });
 
+  it("shows token estimates (o200k_base) in the catalog and tool stats, as `stats --tokens` counts them", async () => {
+    const served = ((await page.evaluate(`fetch("/api/records").then((r) => r.text())`)) as string).trim().split("\n");
+    const records = served.map((l) => JSON.parse(l) as LogRecord);
+    const expected = tokenCosts(records, buildCalls(records), await loadTokenCounter());
+    const list = expected.lists.find((l) => l.addresses.includes(`127.0.0.1:${upstream.port}`))!;
+    expect(list.tools.length).toBeGreaterThan(3);
+    // The page stands where these records end: it asks for the count up to there.
+    await waitInPage(page, `document.querySelector(".status .count")?.textContent.includes("${served.length} records")`, "every record in the page");
+    await clickTab(page, "catalog");
+    await waitInPage(page, `document.querySelector(".catalog .list-tokens")`, "the list's tokens");
+    const listed = await page.$$eval(".catalog tr", (rows) => rows.map((r) => [r.querySelector(".tool-name")?.textContent, r.querySelector(".def-tokens")?.textContent]));
+    expect(Object.fromEntries(listed)).toEqual(Object.fromEntries(list.tools.map((t) => [t.name, String(t.tokens)])));
+    liveListTotal = (await page.$eval(".catalog .list-tokens", (e) => e.getAttribute("data-total")))!;
+    expect(liveListTotal).toBe(String(list.total));
+    expect(await page.$eval(".catalog .list-tokens", (e) => e.textContent)).toContain("estimated with o200k_base");
+
+    await clickTab(page, "tool stats");
+    await waitInPage(page, `document.querySelector('table.stats tr[data-tool="echo"] .result-tokens')?.textContent`, "the echo result tokens");
+    const shown = await page.$$eval("table.stats tr[data-tool]", (rows) => rows.map((r) => [r.getAttribute("data-tool"), `${r.querySelector(".result-tokens")!.textContent} ${r.querySelector(".result-tokens-p95")!.textContent}`]));
+    expect(Object.fromEntries(shown)).toEqual(Object.fromEntries(expected.tools.map((t) => [t.tool, `${t.results.mean ?? ""} ${t.results.p95 ?? ""}`])));
+    expect(expected.tools.find((t) => t.tool === "echo")!.results.mean).toBeGreaterThan(0);
+    expect(await page.$eval("table.stats .token-note", (e) => e.textContent)).toBe("Tokens estimated with o200k_base; other models count differently.");
+    await clickTab(page, "messages");
+  });
+
   it("renders a hostile tool name as text, never as HTML", async () => {
     await setFilter(page, "");
     const shown = await waitInPage<string>(
@@ -151,6 +182,7 @@ describe("web UI, live", () => {
     expect((await get("/", {})).status).toBe(401);
     expect((await get("/api/records", {})).status).toBe(401);
     expect((await get("/api/records", { Cookie: `mcp_wiretap_ui_${uiUrl.port}=wrong` })).status).toBe(401);
+    expect((await get("/api/tokens", {})).status).toBe(401);
     expect((await get(`/?token=${uiUrl.searchParams.get("token")}`, { Host: `rebind.example:${uiUrl.port}` })).status).toBe(403);
     expect((await get("/api/records", { Cookie: cookie, Host: `rebind.example:${uiUrl.port}` })).status).toBe(403);
     expect((await get("/api/records", { Cookie: cookie, Host: `localhost:${uiUrl.port}` })).status).toBe(200);
@@ -198,6 +230,9 @@ describe("web UI, live", () => {
     expect(exported).toEqual(live);
     await setFilter(offline, "tool:echo");
     await waitInPage(offline, `document.querySelectorAll(".list .row").length === 2`, "the echo rows in the exported page");
+    // The token estimates are in the page: no server to ask.
+    await clickTab(offline, "catalog");
+    expect(await waitInPage(offline, `document.querySelector(".catalog .list-tokens")?.getAttribute("data-total")`, "the list's tokens offline")).toBe(liveListTotal);
     expect(await offline.$$eval("img", (imgs) => imgs.length)).toBe(0);
     expect(requests).toEqual([]);
     await offline.close();

@@ -182,6 +182,8 @@ describe("web UI pictures", () => {
     // The cancelled get-sum and the refused get-env have no latency: a bar of their own.
     expect(tools.find((t) => t.tool === "get-sum")!.latency.at(-1)).toEqual({ bin: "no latency", count: 1 });
     expect(tools.find((t) => t.tool === "get-env")!.latency).toEqual([{ bin: "no latency", count: 1 }]);
+    // The token estimates the page asked for when the tab opened, in the picture too.
+    await waitInPage(page, `document.querySelector('table.stats tr[data-tool="echo"] .result-tokens')?.textContent`, "echo's result tokens");
     await page.screenshot({ path: shotPath("tool-charts.png"), clip: { x: 0, y: 0, width: 1280, height: 300 } });
   });
 
@@ -207,6 +209,10 @@ describe("web UI pictures", () => {
     const html = (await page.evaluate(`fetch(${JSON.stringify(await href("html"))}).then((r) => r.text())`)) as string;
     expect(html).toContain('<script type="application/json" id="wiretap-data">');
     expect(html).not.toContain('"tool":"get-sum"');
+    // With the token estimates of what it holds: echo's results only.
+    const tokens = JSON.parse(/<script type="application\/json" id="wiretap-tokens">(.*?)<\/script>/s.exec(html)![1]!) as { encoding: string; byAddress: { tools: { tool: string }[] }[] };
+    expect(tokens.encoding).toBe("o200k_base");
+    expect(tokens.byAddress.flatMap((a) => a.tools.map((t) => t.tool))).toEqual(["echo"]);
 
     // Without the token (the page's cookie), nothing; a filter it cannot read is said.
     const download = new URL(await href("ndjson"), "http://127.0.0.1");

@@ -56,18 +56,19 @@ const sha256 = (text: string): string => `'sha256-${createHash("sha256").update(
 
 /**
  * One self-contained page: the bundle inline (allowed by its hash, nothing else may run), the records as
- * a JSON data block, and a policy that forbids every network request.
+ * a JSON data block (and their token estimates, when given), and a policy that forbids every network request.
  */
-export function exportedPage(lines: readonly string[], title: string): string {
+export function exportedPage(lines: readonly string[], title: string, tokens?: unknown): string {
   const { js, css } = loadAssets();
   // Inside a data block only `</script` could end it early; `<` escaped as \u003c is the same JSON.
   const data = `[${lines.join(",")}]`.replace(/</g, "\\u003c");
+  const tokenBlock = tokens === undefined ? "" : `<script type="application/json" id="wiretap-tokens">${JSON.stringify(tokens).replace(/</g, "\\u003c")}</script>`;
   const safeJs = js.replace(/<\/script/gi, "<\\/script");
   const csp = `default-src 'none'; script-src ${sha256(safeJs)}; style-src ${sha256(css)}; img-src data:; base-uri 'none'; form-action 'none'`;
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">` +
     `<meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title><style>${css}</style></head>` +
-    `<body><div id="app"></div><script type="application/json" id="wiretap-data">${data}</script>` +
+    `<body><div id="app"></div><script type="application/json" id="wiretap-data">${data}</script>${tokenBlock}` +
     `<script>${safeJs}</script></body></html>`
   );
 }

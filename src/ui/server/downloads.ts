@@ -106,7 +106,10 @@ async function build(format: Format, lines: readonly string[], query: string, te
   const flows = new Set<string | null>(matched.map((m) => str(m.record.flow)));
   flows.delete(null);
   const page = records.filter(({ record: r }) => kept.has(r) || r.event === "session" || (r.event === "http" && flows.has(str(r.flow))));
-  return { text: exportedPage(page.map((r) => r.line), `mcp-wiretap: ${what}`), matched: matched.length };
+  const pageLines = page.map((r) => r.line);
+  // Its token estimates go in with them, as `export --html` puts them (the tokenizer loaded now, not before).
+  const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
+  return { text: exportedPage(pageLines, `mcp-wiretap: ${what}`, await tokenReportInTurns(pageLines)), matched: matched.length };
 }
 
 function plain(res: ServerResponse, status: number, reason: string): void {

@@ -40,7 +40,9 @@ export async function exportHtml(
     return 1;
   }
   const title = `mcp-wiretap: ${inputs.map((f) => (isStdin(f) ? "stdin" : f)).join(", ")}`;
-  const page = exportedPage(lines, title);
+  // The offline page has no server to count tokens: the estimates go in with the records.
+  const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
+  const page = exportedPage(lines, title, await tokenReportInTurns(lines));
   if (out === "-") {
     io.stdout.write(page);
     return 0;

@@ -8,6 +8,7 @@ import { MAX_REPLAY_BODY_BYTES, type ReplayActions } from "./replay-actions.js";
 import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 import { downloadHandler } from "./downloads.js";
+import { tokenHandler } from "./token-endpoint.js";
 
 /** Live batches go out at most this often; the page redraws once per batch. */
 const FEED_INTERVAL_MS = 100;
@@ -77,6 +78,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   let dropped = 0;
   const batches = new FeedBatches(opts.history);
   const download = downloadHandler(opts.history, opts.source.description);
+  const tokens = tokenHandler(opts.history);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -110,6 +112,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     if (url.pathname === "/api/records") return records(res, url);
     if (url.pathname === "/api/feed") return feed(req, res, url);
     if (url.pathname.startsWith("/api/download/")) return download(res, url);
+    if (url.pathname === "/api/tokens") return tokens(res, url);
     return end(res, 404, "not found");
   });
 

@@ -9,6 +9,7 @@ import type { FeedStatus } from "./feed.js";
 import { counted } from "./format.js";
 import { Timeline } from "./timeline.js";
 import { Downloads, ZoneToggle } from "./view-tools.js";
+import { useTokens } from "./tokens.js";
 
 type Tab = "messages" | "timeline" | "sessions" | "tools" | "catalog";
 
@@ -35,6 +36,7 @@ export function App({ store, version, feed }: { store: Store; version: number; f
   const compiled = useMemo(() => compileQuery(query), [query]);
   const shownCount = useMemo(() => store.msgs.length, [shownVersion]);
   const shownCursor = useMemo(() => feed.cursor, [shownVersion]);
+  const tokens = useTokens(tab === "tools" || tab === "catalog", shownCursor);
   /** `matched`: every message the filter matches, grouped or not (what a download holds). */
   const { rows, matched } = useMemo(() => {
     const out: Msg[] = [];
@@ -166,9 +168,9 @@ export function App({ store, version, feed }: { store: Store; version: number; f
         ) : tab === "sessions" ? (
           <Sessions store={store} onPick={pick} />
         ) : tab === "tools" ? (
-          <ToolStats store={store} onPick={pick} />
+          <ToolStats store={store} onPick={pick} tokens={tokens} />
         ) : (
-          <Catalogs store={store} />
+          <Catalogs store={store} tokens={tokens} />
         )}
       </main>
       <footer class="status">

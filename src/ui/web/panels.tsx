@@ -4,6 +4,7 @@ import { dateTimeText } from "./time.js";
 import { lineDiff } from "../../analysis/line-diff.js";
 import { quantile, type Catalog, type Store, type ToolDrift } from "./model.js";
 import { legacySessionId } from "../../saved-logs/filters.js";
+import { tokenNote, type TokenState } from "./tokens.js";
 
 export function Sessions({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
   const sessions = [...store.sessions.values()];
@@ -48,7 +49,7 @@ export function Sessions({ store, onPick }: { store: Store; onPick: (query: stri
   );
 }
 
-export function ToolStats({ store, onPick }: { store: Store; onPick: (query: string) => void }) {
+export function ToolStats({ store, onPick, tokens }: { store: Store; onPick: (query: string) => void; tokens: TokenState }) {
   const tools = [...store.tools.values()].sort((a, b) => b.calls - a.calls);
   if (tools.length === 0) return <p class="empty">No tool calls yet.</p>;
   // One time axis for every tool, so that their charts line up.
@@ -70,12 +71,16 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
           <th class="n">p99</th>
           <th class="n" title="request bytes">bytes in</th>
           <th class="n" title="result bytes: what the tool's results cost a model's context">bytes out</th>
+          <th class="n" title={`mean tokens of a result (${tokens.report ? tokenNote(tokens.report) : "asked of the server when this tab opens"})`}>tokens ≈</th>
+          <th class="n" title="95th percentile of a result's tokens (estimated)">tokens p95</th>
           <th title="calls by latency; the last bar (yellow): calls with none (no answer, cancelled)">latency distribution</th>
           <th title="calls over the capture, one bar per 1/24th of it">calls over time</th>
         </tr>
       </thead>
       <tbody>
-        {tools.map((t) => (
+        {tools.map((t) => {
+          const costs = tokens.report?.byAddress.find((a) => a.address === t.server)?.tools.find((c) => c.tool === t.tool);
+          return (
           <tr key={t.key} class="pick" data-tool={t.tool} onClick={() => onPick(`tool:${t.tool}`)}>
             <td class="tool-name">{t.tool}</td>
             <td>{t.server}</td>
@@ -88,35 +93,53 @@ export function ToolStats({ store, onPick }: { store: Store; onPick: (query: str
             <td class="n">{msText(quantile(t.latencies, 0.99))}</td>
             <td class="n">{bytesText(t.bytesIn)}</td>
             <td class="n">{bytesText(t.bytesOut)}</td>
+            <td class="n result-tokens">{costs?.results.mean ?? ""}</td>
+            <td class="n result-tokens-p95">{costs?.results.p95 ?? ""}</td>
             <td class="chart">
               <LatencyChart latencies={t.latencies} calls={t.calls} />
             </td>
             <td class="chart">{Number.isFinite(from) ? <CallsOverTime times={t.times} from={from} to={to} /> : null}</td>
           </tr>
-        ))}
+          );
+        })}
       </tbody>
+      <TokenCaption tokens={tokens} />
     </table>
   );
 }
 
-export function Catalogs({ store }: { store: Store }) {
+/** Under a table with token figures: that they are estimates, with which encoding, or why there are none. */
+function TokenCaption({ tokens }: { tokens: TokenState }) {
+  const text = tokens.report ? `Tokens ${tokenNote(tokens.report)}.` : tokens.problem ? `No token estimates: ${tokens.problem}` : null;
+  return text === null ? null : <caption class="token-note muted">{text}</caption>;
+}
+
+export function Catalogs({ store, tokens }: { store: Store; tokens: TokenState }) {
   const catalogs = [...store.catalogs.values()];
   if (catalogs.length === 0) return <p class="empty">No tools/list response yet.</p>;
   return (
     <div class="catalogs">
       {catalogs.map((c) => (
-        <CatalogView key={c.server} catalog={c} />
+        <CatalogView key={c.server} catalog={c} tokens={tokens} />
       ))}
     </div>
   );
 }
 
-function CatalogView({ catalog }: { catalog: Catalog }) {
+function CatalogView({ catalog, tokens }: { catalog: Catalog; tokens: TokenState }) {
+  const list = tokens.report?.lists.find((l) => l.addresses.includes(catalog.server));
   return (
     <section class="catalog">
       <h3>
         {catalog.server} <span class="muted">listed {dateTimeText(catalog.listedAt)}</span>
       </h3>
+      {list ? (
+        <p class="list-tokens" data-total={list.total}>
+          tools/list: ≈ {list.total} tokens for {counted(list.tools.length, "tool definition")} <span class="muted">({tokenNote(tokens.report!)})</span>
+        </p>
+      ) : tokens.problem ? (
+        <p class="muted token-note">No token estimates: {tokens.problem}</p>
+      ) : null}
       {catalog.truncated ? (
         <p class="warn">
           The last tools/list result is truncated in the log (--payloads): only the names its preview holds are shown ({counted(catalog.tools.size, "name")}), a name
@@ -136,6 +159,9 @@ function CatalogView({ catalog }: { catalog: Catalog }) {
           {[...catalog.tools.entries()].map(([name, def]) => (
             <tr key={name}>
               <td class="tool-name">{name}</td>
+              <td class="n def-tokens" title={tokens.report ? `definition tokens (${tokenNote(tokens.report)})` : undefined}>
+                {list?.tools.find((t) => t.name === name)?.tokens ?? ""}
+              </td>
               <td>
                 {appOf(def) ? <span class="badge app" title="this tool has an MCP App">app {appOf(def)}</span> : null} {describe(def)}
               </td>

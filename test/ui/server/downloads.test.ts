@@ -1,35 +1,25 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { downloadHandler } from "../../../src/ui/server/downloads.js";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
 import { twoSessionFiles } from "../fixtures/two-sessions.js";
+import { serveHandler, type ServedHandler } from "./serve-handler.js";
 
-let server: http.Server | undefined;
+let server: ServedHandler | undefined;
 
 afterEach(async () => {
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await server?.close();
   server = undefined;
 });
 
-/** The handler alone on a loopback server (the UI server's guard is tested with the page). */
 async function serve(lines: string[], maxSourceBytes?: number): Promise<(path: string) => Promise<{ status: number; body: string; disposition: string }>> {
   const history = new RecordHistory();
   for (const l of lines) history.append(l);
-  const handle = downloadHandler(history, "test capture", maxSourceBytes);
-  server = http.createServer((req, res) => handle(res, new URL(req.url ?? "/", "http://127.0.0.1")));
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return (path) =>
-    new Promise((resolve, reject) => {
-      http
-        .get({ host: "127.0.0.1", port, path }, (res) => {
-          let body = "";
-          res.on("data", (c: Buffer) => (body += c.toString()));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body, disposition: String(res.headers["content-disposition"] ?? "") }));
-        })
-        .on("error", reject);
-    });
+  server = await serveHandler(downloadHandler(history, "test capture", maxSourceBytes));
+  const served = server;
+  return async (path) => {
+    const r = await served.get(path);
+    return { ...r, disposition: String(r.headers["content-disposition"] ?? "") };
+  };
 }
 
 const { a } = twoSessionFiles();
@@ -62,7 +52,7 @@ describe("UI downloads", () => {
     const get = await serve(a);
     expect((await get(`/api/download/records.ndjson?q=dir:sideways`)).status).toBe(400);
     expect((await get(`/api/download/../../etc/passwd`)).status).toBe(404);
-    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    await server!.close();
     const small = await (await serve(a, 1024))(`/api/download/capture.har?q=`);
     expect(small.status).toBe(413);
     expect(small.body).toContain("mcp-wiretap export");

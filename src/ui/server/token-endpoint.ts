@@ -1,0 +1,49 @@
+import type { ServerResponse } from "node:http";
+import type { RecordHistory } from "./record-history.js";
+import { MAX_DOWNLOAD_SOURCE_BYTES } from "./downloads.js";
+
+/**
+ * `GET /api/tokens?upto=N`: the token estimates of the records the server holds before index `upto` (the
+ * catalog's definition tokens, the tool stats' result tokens), computed when a page asks, never before: the
+ * tokenizer is loaded on the first ask (a one-time pause of a few hundred ms), and the counting runs in turns
+ * of the event loop (src/tokens/tokens-in-turns.ts). One count at a time (a page asking meanwhile gets
+ * that one); the last answer is kept while the records it covers are unchanged. Over as many record bytes
+ * as a download reads: 413, with `stats --tokens` named instead.
+ */
+export function tokenHandler(history: RecordHistory, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
+  let last: { start: number; end: number; body: Promise<string>; done: boolean } | null = null;
+  return (res, url) => {
+    const given = Number(url.searchParams.get("upto") ?? history.end);
+    const end = Math.min(history.end, Number.isFinite(given) ? Math.max(history.start, given) : history.end);
+    // A count under way answers every page that asks meanwhile (its `X-Wiretap-Upto` says up to where).
+    if (!last || (last.done && (last.start !== history.start || last.end !== end))) {
+      const { lines } = history.slice(history.start, end - history.start);
+      let bytes = 0;
+      for (const line of lines) bytes += line.length;
+      if (bytes > maxSourceBytes) {
+        return plain(res, 413, `the records held take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than the page counts tokens of (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap stats --tokens\` on the log file`);
+      }
+      // Loaded here, on the first ask: the proxy never loads it otherwise.
+      const body = import("../../tokens/tokens-in-turns.js").then(async ({ tokenReportInTurns }) => JSON.stringify(await tokenReportInTurns(lines)));
+      const entry = { start: history.start, end, body, done: false };
+      last = entry;
+      body.then(
+        () => void (entry.done = true),
+        () => void (last === entry && (last = null)),
+      );
+    }
+    const counted = last.end;
+    last.body.then(
+      (text) => {
+        res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), "X-Wiretap-Upto": String(counted) });
+        res.end(text);
+      },
+      (err: unknown) => plain(res, 500, `token count failed: ${(err as Error).message}`),
+    );
+  };
+}
+
+function plain(res: ServerResponse, status: number, reason: string): void {
+  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(`${reason}\n`);
+}
