@@ -1,10 +1,11 @@
 /**
  * A held record's file is opened again by name when its handle was closed (past MAX_OPEN_SEGMENTS open
  * files): whatever now has that name must not stop the server. A FIFO planted there would block an open
- * for reading until a writer comes, in the thread pool, and the tool call with it.
+ * for reading until a writer comes, in the thread pool, and the tool call with it. So would the follower of
+ * a log whose name a FIFO takes after a rotation.
  */
 import { execFileSync } from "node:child_process";
-import { constants, mkdtempSync, openSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { constants, linkSync, mkdtempSync, openSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,6 +50,38 @@ describe.skipIf(process.platform === "win32")("a held record's file opened again
       }
       if (unblock !== null) closeSync(unblock);
       await files.closeAll();
+    }
+  });
+});
+
+describe.skipIf(process.platform === "win32")("a followed log replaced by a FIFO", () => {
+  it("is not waited on: a regular file put there later is followed", async () => {
+    const { serveLogs } = await import("../../src/mcp-server/served-logs.js");
+    const file = path.join(dir, "followed.ndjson");
+    writeFileSync(file, `${JSON.stringify({ event: "rpc", id: 1 })}\n`);
+    const fifo = path.join(dir, "fifo");
+    const served = await serveLogs([file], { pollMs: 20 });
+    let unblock: number | null = null;
+    try {
+      await served.ready;
+      renameSync(file, `${file}.1`);
+      execFileSync("mkfifo", [file]);
+      // Another name for the FIFO: what lets a blocked open go once the test is over.
+      linkSync(file, fifo);
+      await new Promise((r) => setTimeout(r, 300));
+      rmSync(file);
+      writeFileSync(file, `${JSON.stringify({ event: "rpc", id: 2 })}\n`);
+      const start = Date.now();
+      while (served.index.size < 2 && Date.now() - start < 2_000) await new Promise((r) => setTimeout(r, 20));
+      expect(served.index.size).toBe(2);
+    } finally {
+      try {
+        unblock = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch {
+        // no reader blocked on it
+      }
+      if (unblock !== null) closeSync(unblock);
+      await served.close();
     }
   });
 });
