@@ -35,20 +35,13 @@ describe.skipIf(process.platform === "win32")("a held record's file opened again
     const first = segments[0]!.file;
     renameSync(first, `${first}.old`);
     execFileSync("mkfifo", [first]);
-    let unblock: number | null = null;
     try {
       const read = files.read(segments[0]!, 0, 4);
       const timedOut = new Promise<string>((r) => setTimeout(() => r("no answer within 2 s"), 2_000));
       const got = await Promise.race([read, timedOut]);
       expect(got).toMatch(/is now another file/);
     } finally {
-      // A blocked open is let go (a writer comes), so that no thread of the pool stays stuck.
-      try {
-        unblock = openSync(first, constants.O_WRONLY | constants.O_NONBLOCK);
-      } catch {
-        // no reader blocked on it
-      }
-      if (unblock !== null) closeSync(unblock);
+      letBlockedOpenGo(first);
       await files.closeAll();
     }
   });
@@ -61,7 +54,6 @@ describe.skipIf(process.platform === "win32")("a followed log replaced by a FIFO
     writeFileSync(file, `${JSON.stringify({ event: "rpc", id: 1 })}\n`);
     const fifo = path.join(dir, "fifo");
     const served = await serveLogs([file], { pollMs: 20 });
-    let unblock: number | null = null;
     try {
       await served.ready;
       renameSync(file, `${file}.1`);
@@ -75,13 +67,17 @@ describe.skipIf(process.platform === "win32")("a followed log replaced by a FIFO
       while (served.index.size < 2 && Date.now() - start < 2_000) await new Promise((r) => setTimeout(r, 20));
       expect(served.index.size).toBe(2);
     } finally {
-      try {
-        unblock = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-      } catch {
-        // no reader blocked on it
-      }
-      if (unblock !== null) closeSync(unblock);
+      letBlockedOpenGo(fifo);
       await served.close();
     }
   });
 });
+
+/** An open blocked on the FIFO `fifo` is let go (a writer comes), so that no thread of the pool stays stuck. */
+function letBlockedOpenGo(fifo: string): void {
+  try {
+    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // no reader blocked on it
+  }
+}
