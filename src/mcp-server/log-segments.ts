@@ -99,7 +99,7 @@ export class SegmentFiles {
     if (segment.gone !== null) return null;
     let handle: FileHandle;
     try {
-      handle = await openLogFile(segment.file);
+      handle = await openLogFile(segment.file, true);
     } catch (err) {
       segment.gone = `${segment.file} cannot be opened again (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): rotated away or removed`;
       return null;

@@ -53,5 +53,8 @@ export function coalesced(source: Readable, gate?: ReadGate): Readable {
     release();
     out.push(null);
   });
+  // A `data` listener starts the source flowing: a gate closed already (the exchange was paused from its
+  // start) must hold it too, not only a gate that closes later.
+  if (gate && !gate.open) source.pause();
   return out;
 }

@@ -240,6 +240,8 @@ function sendEvents(
   if (!rewriter.decode) {
     upRes.on("data", (chunk: Buffer) => framer.push(chunk));
     upRes.on("end", finish);
+    // Listening for `data` started the upstream: a gate closed already (paused from the start) holds it.
+    flowControl();
     return;
   }
   // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream). An
@@ -248,6 +250,7 @@ function sendEvents(
   const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: () => !cut && finish() });
   upRes.on("data", (chunk: Buffer) => decoder.data(chunk));
   upRes.on("end", () => decoder.end());
+  flowControl();
   upRes.on("close", () => {
     if (upRes.complete) return;
     cut = true;

@@ -115,8 +115,12 @@ async function* followFile<T>(file: string, opts: FileLinesOptions, splitter: Ch
     while (!opts.signal?.aborted) {
       if (handle === null) {
         try {
-          handle = await openLogFile(file);
+          // Opened again after a rotation, a log is a regular file: anything else put at its name (a FIFO would
+          // hold the open, and a thread of the pool, until someone writes to it) is waited past.
+          const again = identity !== null;
+          handle = await openLogFile(file, again);
           const s = await handle.stat();
+          if (again && !s.isFile()) throw new FileReadError(`${file} is no longer a regular file`);
           identity = { dev: s.dev, ino: s.ino };
           position = 0;
           truncations = 0;

@@ -22,10 +22,14 @@ function isLinkError(err: unknown): boolean {
   return code === "ELOOP" || code === "EMLINK";
 }
 
-/** Opens a log for reading; a symbolic link is refused (FileReadError). */
-export async function openLogFile(file: string): Promise<FileHandle> {
+/**
+ * Opens a log for reading; a symbolic link is refused (FileReadError). `again`: a file read before is opened
+ * again by name, to be checked for the same one: without waiting (O_NONBLOCK), as a FIFO put in its place
+ * would otherwise hold the open (and a thread of the pool) until someone writes to it.
+ */
+export async function openLogFile(file: string, again = false): Promise<FileHandle> {
   try {
-    return await open(file, constants.O_RDONLY | O_NOFOLLOW);
+    return await open(file, constants.O_RDONLY | O_NOFOLLOW | (again ? (constants.O_NONBLOCK ?? 0) : 0));
   } catch (err) {
     if (isLinkError(err)) throw new FileReadError(symlinkMessage("the log", file));
     throw err;

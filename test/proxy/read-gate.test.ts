@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { coalesced } from "../../src/proxy/coalesce.js";
 import { ReadGate } from "../../src/proxy/read-gate.js";
@@ -74,4 +75,21 @@ describe("an exchange's read gate", () => {
     expect(hash.digest("hex")).toBe(sentHash);
     console.log(`read gate: ${(readWhileClosed / 2 ** 20).toFixed(2)} MiB read from the socket and ${(receivedWhileClosed / 1024).toFixed(0)} KiB passed on while closed, of ${BODY_BYTES / 2 ** 20} MiB sent`);
   }, 30_000);
+});
+
+describe("an exchange's read gate closed before its body is read", () => {
+  it("keeps the body unread until it opens (an exchange paused from its start: its peer is past its share)", async () => {
+    const gate = new ReadGate();
+    const release = gate.hold();
+    const source = new PassThrough();
+    const body = coalesced(source, gate);
+    let received = 0;
+    body.on("data", (chunk: Buffer) => (received += chunk.length));
+    source.write(Buffer.alloc(64 * 1024));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(received).toBe(0);
+    expect(source.readableFlowing).toBe(false);
+    release();
+    await waitUntil(() => received === 64 * 1024, { timeoutMs: 5_000, what: "the body once the gate opens" });
+  });
 });
