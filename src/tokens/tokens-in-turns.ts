@@ -14,7 +14,7 @@ import { callTokens, listTokens, toolTokens, type CallTokens, type ListTokens, t
 
 /** Lines parsed between two turns. */
 const LINES_PER_TURN = 1_000;
-/** Characters of texts in one batch (a text larger than this goes alone); at most two batches are held. */
+/** Characters of texts in one batch (a batch ends with the text that reaches this: a larger text goes alone). */
 const BATCH_CHARS = 256 * 1024;
 /** Texts in one batch. */
 const BATCH_TEXTS = 2_000;
@@ -72,13 +72,16 @@ export async function tokenReportInTurns(lines: readonly string[], countBatch: C
   };
 }
 
-/** The texts to count, sent in batches: one answered while the next is gathered, never more. */
+/** The texts to count, sent in batches of bounded size, each sent once the one before is answered. */
 class Batches {
   private readonly tokens: number[] = [];
+  /** Batches gathered and not yet sent (more than one only while a single step adds many texts). */
+  private readonly ready: string[][] = [];
   private gathered: string[] = [];
   private chars = 0;
-  private inFlight: Promise<void> = Promise.resolve();
+  private added = 0;
   private sent = 0;
+  private inFlight: Promise<void> = Promise.resolve();
 
   constructor(private readonly countBatch: CountBatch) {}
 
@@ -86,33 +89,40 @@ class Batches {
   readonly add = (text: string): number => {
     this.gathered.push(text);
     this.chars += text.length;
-    return this.sent + this.gathered.length - 1;
+    if (this.chars >= BATCH_CHARS || this.gathered.length >= BATCH_TEXTS) this.seal();
+    return this.added++;
   };
 
   full(): boolean {
-    return this.chars >= BATCH_CHARS || this.gathered.length >= BATCH_TEXTS;
+    return this.ready.length > 0;
   }
 
-  /** Waits for the batch in flight (a turn of the loop at least), then sends what was gathered. */
+  /** Sends the batches gathered, each after the one before is answered (and a turn of the loop). */
   async send(): Promise<void> {
-    await this.inFlight;
-    await yieldToLoop();
-    const batch = this.gathered;
-    const from = this.sent;
-    this.sent += batch.length;
-    this.gathered = [];
-    this.chars = 0;
-    const answer = this.countBatch(batch).then((counts) => {
-      for (let i = 0; i < counts.length; i++) this.tokens[from + i] = counts[i]!;
-    });
-    // A failure is the report's, once all() is awaited: never an unhandled rejection meanwhile.
-    answer.catch(() => undefined);
-    this.inFlight = answer;
+    for (let batch = this.ready.shift(); batch; batch = this.ready.shift()) {
+      await this.inFlight;
+      await yieldToLoop();
+      const from = this.sent;
+      this.sent += batch.length;
+      const answer = this.countBatch(batch).then((counts) => {
+        for (let i = 0; i < counts.length; i++) this.tokens[from + i] = counts[i]!;
+      });
+      // A failure is the report's, once awaited: never an unhandled rejection meanwhile.
+      answer.catch(() => undefined);
+      this.inFlight = answer;
+    }
   }
 
   async all(): Promise<number[]> {
-    if (this.gathered.length > 0) await this.send();
+    this.seal();
+    await this.send();
     await this.inFlight;
     return this.tokens;
+  }
+
+  private seal(): void {
+    if (this.gathered.length > 0) this.ready.push(this.gathered);
+    this.gathered = [];
+    this.chars = 0;
   }
 }

@@ -4,8 +4,9 @@
  * next ask starts a new one; an idle thread is ended.
  */
 import { describe, expect, it } from "vitest";
-import { loadTokenCounter } from "../../src/tokens/token-counter.js";
+import { countInThread, loadTokenCounter } from "../../src/tokens/token-counter.js";
 import { TokenWorker } from "../../src/tokens/token-worker.js";
+import { tokenReportInTurns } from "../../src/tokens/tokens-in-turns.js";
 import { RecordHistory } from "../../src/ui/server/record-history.js";
 import { tokenHandler } from "../../src/ui/server/token-endpoint.js";
 import { serveHandler } from "../ui/server/serve-handler.js";
@@ -25,6 +26,23 @@ describe("token worker", () => {
     expect(await worker.count(["again"])).toEqual([count("again")]);
     await worker.close();
     expect(worker.running).toBe(false);
+  });
+
+  it("a report sent in many batches is the report counted in-thread", async () => {
+    const worker = new TokenWorker();
+    const rpc = (f: Record<string, unknown>) => JSON.stringify({ event: "rpc", server: `127.0.0.1:${9000 + (Number(f.id) % 3)}`, method: "tools/call", tool: `t${Number(f.id) % 7}`, ...f });
+    // 3,000 calls: 6,000 texts, some 700 KB, three batches or more.
+    const lines = Array.from({ length: 3000 }, (_, i) => [
+      rpc({ flow: `f${i}`, id: i, kind: "request", params: { name: `t${i % 7}`, arguments: { q: `query ${i}` } } }),
+      rpc({ flow: `f${i}`, id: i, kind: "response", result: { content: [{ type: "text", text: `result ${i} `.repeat(i % 40) }] } }),
+    ]).flat();
+    try {
+      const report = await tokenReportInTurns(lines, worker.count);
+      expect(report.byAddress).toHaveLength(3);
+      expect(report).toEqual(await tokenReportInTurns(lines, countInThread));
+    } finally {
+      await worker.close();
+    }
   });
 
   it("a thread that dies fails its asks with why, and the endpoint answers 500 saying so", async () => {
