@@ -11,3 +11,12 @@ export async function loadTokenCounter(): Promise<CountTokens> {
   const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
   return (text) => countTokens(text);
 }
+
+/** The tokens of each of a batch of texts (counted in this thread, or in a worker: src/tokens/token-worker.ts). */
+export type CountBatch = (texts: readonly string[]) => Promise<number[]>;
+
+/** For commands that are not the proxy (`export --html`): the counting pauses only them. */
+export const countInThread: CountBatch = async (texts) => {
+  const count = await loadTokenCounter();
+  return texts.map(count);
+};

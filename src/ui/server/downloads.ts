@@ -5,6 +5,7 @@ import { Store, type Msg } from "../web/model.js";
 import { compileQuery } from "../web/query.js";
 import { exportedPage } from "./assets.js";
 import type { RecordHistory } from "./record-history.js";
+import type { CountBatch } from "../../tokens/token-counter.js";
 
 /** Lines read between two turns of the event loop while a download is put together. */
 const LINES_PER_TURN = 1_000;
@@ -31,7 +32,7 @@ type Format = keyof typeof FORMATS;
  * one download is put together at a time (each holds a parsed copy of the records), the others get 429; one
  * over more than `maxSourceBytes` of records is refused (413).
  */
-export function downloadHandler(history: RecordHistory, source: string, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
+export function downloadHandler(history: RecordHistory, source: string, countBatch: CountBatch, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
   let busy = false;
   return (res, url) => {
     const name = url.pathname.slice("/api/download/".length);
@@ -48,7 +49,7 @@ export function downloadHandler(history: RecordHistory, source: string, maxSourc
       return plain(res, 413, `the records shown take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than a download reads (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap export\` or \`tail\` with filters on the log file`);
     }
     busy = true;
-    build(name as Format, lines, query, filter.test, source)
+    build(name as Format, lines, query, filter.test, source, countBatch)
       .then(
         (body) => {
           const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
@@ -68,7 +69,7 @@ export function downloadHandler(history: RecordHistory, source: string, maxSourc
   };
 }
 
-async function build(format: Format, lines: readonly string[], query: string, test: (m: Msg) => boolean, source: string): Promise<{ text: string; matched: number }> {
+async function build(format: Format, lines: readonly string[], query: string, test: (m: Msg) => boolean, source: string, countBatch: CountBatch): Promise<{ text: string; matched: number }> {
   const store = new Store();
   const records: { record: LogRecord; line: string }[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -107,9 +108,9 @@ async function build(format: Format, lines: readonly string[], query: string, te
   flows.delete(null);
   const page = records.filter(({ record: r }) => kept.has(r) || r.event === "session" || (r.event === "http" && flows.has(str(r.flow))));
   const pageLines = page.map((r) => r.line);
-  // Its token estimates go in with them, as `export --html` puts them (the tokenizer loaded now, not before).
+  // Its token estimates go in with them, as `export --html` puts them (counted as /api/tokens counts).
   const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
-  return { text: exportedPage(pageLines, `mcp-wiretap: ${what}`, await tokenReportInTurns(pageLines)), matched: matched.length };
+  return { text: exportedPage(pageLines, `mcp-wiretap: ${what}`, await tokenReportInTurns(pageLines, countBatch)), matched: matched.length };
 }
 
 function plain(res: ServerResponse, status: number, reason: string): void {

@@ -41,8 +41,9 @@ export async function exportHtml(
   }
   const title = `mcp-wiretap: ${inputs.map((f) => (isStdin(f) ? "stdin" : f)).join(", ")}`;
   // The offline page has no server to count tokens: the estimates go in with the records.
-  const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
-  const page = exportedPage(lines, title, await tokenReportInTurns(lines));
+  // A command, not the proxy: counted in this thread.
+  const [{ tokenReportInTurns }, { countInThread }] = await Promise.all([import("../../tokens/tokens-in-turns.js"), import("../../tokens/token-counter.js")]);
+  const page = exportedPage(lines, title, await tokenReportInTurns(lines, countInThread));
   if (out === "-") {
     io.stdout.write(page);
     return 0;

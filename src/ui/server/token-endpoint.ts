@@ -1,16 +1,18 @@
 import type { ServerResponse } from "node:http";
+import type { CountBatch } from "../../tokens/token-counter.js";
 import type { RecordHistory } from "./record-history.js";
 import { MAX_DOWNLOAD_SOURCE_BYTES } from "./downloads.js";
 
 /**
  * `GET /api/tokens?upto=N`: the token estimates of the records the server holds before index `upto` (the
  * catalog's definition tokens, the tool stats' result tokens), computed when a page asks, never before: the
- * tokenizer is loaded on the first ask (a one-time pause of a few hundred ms), and the counting runs in turns
- * of the event loop (src/tokens/tokens-in-turns.ts). One count at a time (a page asking meanwhile gets
+ * records are read in turns of the event loop (src/tokens/tokens-in-turns.ts), their texts counted by
+ * `countBatch` (the UI server's worker thread, src/tokens/token-worker.ts: the tokenizer never runs on the
+ * proxy's loop; if the thread cannot count, 500 with why). One count at a time (a page asking meanwhile gets
  * that one); the last answer is kept while the records it covers are unchanged. Over as many record bytes
  * as a download reads: 413, with `stats --tokens` named instead.
  */
-export function tokenHandler(history: RecordHistory, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
+export function tokenHandler(history: RecordHistory, countBatch: CountBatch, maxSourceBytes = MAX_DOWNLOAD_SOURCE_BYTES): (res: ServerResponse, url: URL) => void {
   let last: { start: number; end: number; body: Promise<string>; done: boolean } | null = null;
   return (res, url) => {
     const given = Number(url.searchParams.get("upto") ?? history.end);
@@ -24,7 +26,7 @@ export function tokenHandler(history: RecordHistory, maxSourceBytes = MAX_DOWNLO
         return plain(res, 413, `the records held take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than the page counts tokens of (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap stats --tokens\` on the log file`);
       }
       // Loaded here, on the first ask: the proxy never loads it otherwise.
-      const body = import("../../tokens/tokens-in-turns.js").then(async ({ tokenReportInTurns }) => JSON.stringify(await tokenReportInTurns(lines)));
+      const body = import("../../tokens/tokens-in-turns.js").then(async ({ tokenReportInTurns }) => JSON.stringify(await tokenReportInTurns(lines, countBatch)));
       const entry = { start: history.start, end, body, done: false };
       last = entry;
       body.then(

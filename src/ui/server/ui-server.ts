@@ -9,6 +9,7 @@ import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 import { downloadHandler } from "./downloads.js";
 import { tokenHandler } from "./token-endpoint.js";
+import { TokenWorker } from "../../tokens/token-worker.js";
 
 /** Live batches go out at most this often; the page redraws once per batch. */
 const FEED_INTERVAL_MS = 100;
@@ -77,8 +78,10 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
   const evictions = new EvictionReport("ui_feeds", { maxEntries: MAX_FEEDS, maxBytes: MAX_FEEDS * FEED_FLUSH_BYTES }, opts.onEvicted ?? (() => undefined));
   let dropped = 0;
   const batches = new FeedBatches(opts.history);
-  const download = downloadHandler(opts.history, opts.source.description);
-  const tokens = tokenHandler(opts.history);
+  // Token counts (GET /api/tokens, the HTML page download) run in a thread of their own, never on this loop.
+  const tokenWorker = new TokenWorker();
+  const download = downloadHandler(opts.history, opts.source.description, tokenWorker.count);
+  const tokens = tokenHandler(opts.history, tokenWorker.count);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
@@ -262,6 +265,7 @@ export async function startUiServer(opts: UiServerOptions): Promise<RunningUi> {
     close: () =>
       new Promise<void>((resolve) => {
         for (const f of [...feeds]) f.stop();
+        void tokenWorker.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { countInThread } from "../../../src/tokens/token-counter.js";
 import { downloadHandler } from "../../../src/ui/server/downloads.js";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
 import { twoSessionFiles } from "../fixtures/two-sessions.js";
@@ -14,7 +15,7 @@ afterEach(async () => {
 async function serve(lines: string[], maxSourceBytes?: number): Promise<(path: string) => Promise<{ status: number; body: string; disposition: string }>> {
   const history = new RecordHistory();
   for (const l of lines) history.append(l);
-  server = await serveHandler(downloadHandler(history, "test capture", maxSourceBytes));
+  server = await serveHandler(downloadHandler(history, "test capture", countInThread, maxSourceBytes));
   const served = server;
   return async (path) => {
     const r = await served.get(path);

@@ -3,7 +3,7 @@
  * `stats --tokens` counts them (tokenCosts), with a tool's calls kept apart per server address (two servers
  * may both have a `search`), up to where the page stood, and refused past the bytes it reads.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { buildCalls } from "../../../src/analysis/calls.js";
 import type { LogRecord } from "../../../src/saved-logs/filters.js";
 import { tokenCosts } from "../../../src/tokens/token-costs.js";
@@ -11,19 +11,23 @@ import { loadTokenCounter } from "../../../src/tokens/token-counter.js";
 import type { UiTokenReport } from "../../../src/tokens/tokens-in-turns.js";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
 import { tokenHandler } from "../../../src/ui/server/token-endpoint.js";
+import { TokenWorker } from "../../../src/tokens/token-worker.js";
 import { serveHandler, type ServedHandler } from "./serve-handler.js";
 
 let server: ServedHandler | undefined;
+const worker = new TokenWorker();
 
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
 
+afterAll(() => worker.close());
+
 async function serve(lines: string[], maxSourceBytes?: number): Promise<(path: string) => Promise<{ status: number; body: string; upto: string }>> {
   const history = new RecordHistory();
   for (const l of lines) history.append(l);
-  server = await serveHandler(tokenHandler(history, maxSourceBytes));
+  server = await serveHandler(tokenHandler(history, worker.count, maxSourceBytes));
   const served = server;
   return async (path) => {
     const r = await served.get(path);
