@@ -15,7 +15,7 @@ import { replayOverHttp, type ReplayProxyOptions } from "../../replay/http-repla
 import { sessionPlan, targetUrl } from "../../replay/replay-call.js";
 import { parseHeaders } from "../../replay/replay-inputs.js";
 import { findBySelector, type CapturedCall } from "../../replay/selection.js";
-import { checkSideEffects } from "../../replay/side-effects.js";
+import { checkSideEffects, replayedTool } from "../../replay/side-effects.js";
 import { REDACTED, redactText } from "../../log/redact.js";
 import { UsageError } from "../../util/usage-error.js";
 import type { RecordHistory } from "./record-history.js";
@@ -69,15 +69,17 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
     return call;
   };
 
+  // Of the tool the params name: an edit may name another tool than the captured call did.
   const check = (call: CapturedCall, params: Record<string, unknown> | undefined) => {
-    const effects = checkSideEffects(call.method, call.tool, call.toolDefinition);
+    const { tool, definition } = replayedTool(call, params);
+    const effects = checkSideEffects(call.method, tool, definition);
     return {
       call: call.selector,
       method: call.method,
-      tool: call.tool,
+      tool,
       transport: call.transport,
-      confirm: effects.question === null ? null : { tool: call.tool ?? "(unnamed tool)", destructive: effects.destructive, reason: effects.reason },
-      schema: schemaCheck(schemas, call, params),
+      confirm: effects.question === null ? null : { tool: tool ?? "(unnamed tool)", destructive: effects.destructive, reason: effects.reason },
+      schema: schemaCheck(schemas, call.method, tool, definition, params),
     };
   };
 
@@ -172,13 +174,12 @@ function parseLines(lines: string[]): LogRecord[] {
   return out;
 }
 
-/** The params checked against the tool's captured inputSchema: the errors, or why they were not checked. */
-function schemaCheck(schemas: SchemaCompiler, call: CapturedCall, params: Record<string, unknown> | undefined): { errors: string[] } | { unchecked: string } {
-  if (call.method !== "tools/call") return { unchecked: `${call.method} has no tool schema` };
-  const schema = obj(call.toolDefinition?.inputSchema);
-  if (!schema) return { unchecked: `the capture holds no inputSchema of ${call.tool ?? "this tool"} (no tools/list result)` };
+/** The params checked against the named tool's captured inputSchema: the errors, or why they were not checked. */
+function schemaCheck(schemas: SchemaCompiler, method: string, tool: string | null, definition: Record<string, unknown> | null, params: Record<string, unknown> | undefined): { errors: string[] } | { unchecked: string } {
+  if (method !== "tools/call") return { unchecked: `${method} has no tool schema` };
+  const schema = obj(definition?.inputSchema);
+  if (!schema) return { unchecked: `the capture holds no inputSchema of ${tool ?? "an unnamed tool"} (no tools/list result)` };
   const errors: string[] = [];
-  if (params !== undefined && typeof params.name === "string" && params.name !== call.tool) errors.push(`name: the schema shown is ${call.tool}'s; the edit names ${params.name}`);
   const compiled = schemas.compile(schema);
   if ("unchecked" in compiled) return { unchecked: `inputSchema not checked: ${compiled.unchecked}` };
   const args = params?.arguments ?? {};

@@ -38,6 +38,8 @@ beforeAll(async () => {
   for (const r of [
     { ...base, event: "http", method: "POST", status: 200 },
     { ...base, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: { message: "hi" } } },
+    // The server's listing: echo reads only, wipe destroys.
+    { ...base, event: "rpc", direction: "server_to_client", kind: "response", id: 0, method: "tools/list", result: { tools: [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }, { name: "wipe", inputSchema: { type: "object" }, annotations: { destructiveHint: true } }] } },
   ]) {
     history.append(JSON.stringify(r));
   }
@@ -56,8 +58,8 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-function post(body: string): Promise<{ status: number; text: string }> {
-  return fetch(`${api.base}/api/action/replay`, {
+function post(body: string, action = "replay"): Promise<{ status: number; text: string }> {
+  return fetch(`${api.base}/api/action/${action}`, {
     method: "POST",
     headers: { cookie: api.cookie, origin: api.base, "content-type": "application/json", "x-wiretap-token": api.token, "x-wiretap-nonce": api.nonce },
     body,
@@ -106,5 +108,19 @@ describe("replay endpoint bounds", () => {
       expect(a.status).toBe(502);
       expect(a.text).not.toContain("s3cr3t");
     }
+  });
+
+  it("an edit naming another tool is confirmed as that tool: Edit and replay of a read-only tool does not run a destructive one unasked", async () => {
+    const captured = JSON.parse((await post(JSON.stringify({ call: `${FLOW}#1` }), "replay-check")).text) as { confirm: unknown };
+    expect(captured.confirm).toBeNull();
+    const edited = { name: "wipe", arguments: {} };
+    const check = await post(JSON.stringify({ call: `${FLOW}#1`, params: edited }), "replay-check");
+    expect(check.status).toBe(200);
+    expect(JSON.parse(check.text)).toMatchObject({ tool: "wipe", confirm: { tool: "wipe", destructive: true } });
+    // Unconfirmed, it is refused before anything reaches the server (which would hold it).
+    const sent = await Promise.race([post(JSON.stringify({ call: `${FLOW}#1`, params: edited })), waitUntil(() => held.length > 0, { timeoutMs: 20_000 }).then(() => null)]);
+    expect(held).toHaveLength(0);
+    expect(sent?.status).toBe(409);
+    expect(JSON.parse(sent!.text)).toMatchObject({ confirm: { tool: "wipe", destructive: true } });
   });
 });
