@@ -16,7 +16,7 @@ import { sessionPlan, targetUrl } from "../../replay/replay-call.js";
 import { parseHeaders } from "../../replay/replay-inputs.js";
 import { findBySelector, type CapturedCall } from "../../replay/selection.js";
 import { checkSideEffects, replayedTool } from "../../replay/side-effects.js";
-import { REDACTED, redactText } from "../../log/redact.js";
+import { headerCredentials, longestFirst, REDACTED, redactText } from "../../log/redact.js";
 import { UsageError } from "../../util/usage-error.js";
 import type { RecordHistory } from "./record-history.js";
 
@@ -102,7 +102,9 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
         }
         if (running >= MAX_CONCURRENT_REPLAYS) return { status: 429, body: { ok: false, error: `${MAX_CONCURRENT_REPLAYS} replays are running: try again when one has finished` } };
         const headers = parseHeaders(request.header ? [request.header] : []);
-        typed = Object.values(headers);
+        // The value as typed and the credential inside it (a Bearer token without its scheme, a Basic
+        // password), as the replay's proxy removes them from its records: a server may quote either.
+        typed = longestFirst([...Object.values(headers), ...headerCredentials(headers)]);
         const url = targetUrl(call, undefined);
         running++;
         try {

@@ -123,4 +123,17 @@ describe("replay endpoint bounds", () => {
     expect(sent?.status).toBe(409);
     expect(JSON.parse(sent!.text)).toMatchObject({ confirm: { tool: "wipe", destructive: true } });
   });
+
+  it("a typed header is not said back when the server quotes only its credential (the token without its scheme)", async () => {
+    const token = "tok3n-typed-for-one-replay-only";
+    const answer = post(JSON.stringify({ call: `${FLOW}#1`, header: `Authorization: Bearer ${token}`, confirmed: true }));
+    await waitUntil(() => held.length === 1, { timeoutMs: 20_000, what: "the replay at the server" });
+    const { res } = held.splice(0)[0]!;
+    res.writeHead(500, { "content-type": "text/plain" });
+    res.end(`invalid token ${token}`);
+    const a = await answer;
+    expect(a.status).toBe(502);
+    expect(a.text).toContain("invalid token");
+    expect(a.text).not.toContain(token);
+  });
 });
