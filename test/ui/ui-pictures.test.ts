@@ -214,6 +214,10 @@ describe("web UI pictures", () => {
     const cookie = { Cookie: `mcp_wiretap_ui_${url.port}=${url.searchParams.get("token")}` };
     expect((await get(`${download.pathname}?q=status:nope`, cookie)).status).toBe(400);
     expect((await get(`/api/download/other.txt`, cookie)).status).toBe(404);
+    // A page on another port of 127.0.0.1 is the same site: the browser sends it the cookie (cookies ignore
+    // ports) on an <img>, a no-cors fetch or a navigation, which would save the records into Downloads.
+    for (const p of [download.pathname + download.search, "/api/records", "/"]) expect((await get(p, { ...cookie, "Sec-Fetch-Site": "same-site" })).status, p).toBe(403);
+    expect((await get(download.pathname + download.search, { ...cookie, "Sec-Fetch-Site": "same-origin" })).status).toBe(200);
     await setFilter(page, "");
   });
 });
