@@ -137,3 +137,36 @@ describe("replay endpoint bounds", () => {
     expect(a.text).not.toContain(token);
   });
 });
+
+describe("looking up the call to replay", () => {
+  it("lets the proxy's event loop turn while it reads a server's many records", async () => {
+    // The history of a running proxy: a server with many records (a hostile one can make them large).
+    const history = new RecordHistory();
+    const base = { level: "info", time: "2026-11-28T07:00:00.000Z", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s1" };
+    history.append(JSON.stringify({ ...base, flow: FLOW, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: {} } }));
+    const text = "x".repeat(2_000);
+    for (let i = 0; i < 6_000; i++) history.append(JSON.stringify({ ...base, flow: `other-${i}`, event: "rpc", direction: "server_to_client", kind: "response", id: i, result: { content: [{ type: "text", text }] } }));
+    const replay = replayActions(history, { proxy: { caDir: "unused", upstreamCa: [], insecureUpstream: false }, records: runningLogStream(() => undefined), timeoutMs: 1_000 });
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      const answer = await replay.handle("replay-check", JSON.stringify({ call: `${FLOW}#1` }));
+      expect(answer.body).toMatchObject({ ok: true, tool: "echo" });
+    } finally {
+      clearInterval(timer);
+    }
+    // Read in one piece, the proxy's timers (its exchanges, its feeds) would all wait for the lookup's end.
+    expect(turns).toBeGreaterThan(2);
+  });
+
+  it("refuses, pointing at the CLI, a call whose records pass what a lookup parses (a server flooding its answer stream)", async () => {
+    const history = new RecordHistory();
+    const base = { level: "info", time: "2026-11-28T07:00:00.000Z", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s1", flow: FLOW };
+    history.append(JSON.stringify({ ...base, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: {} } }));
+    for (let i = 0; i < 20_000; i++) history.append(JSON.stringify({ ...base, event: "rpc", direction: "server_to_client", kind: "notification", method: "notifications/progress", params: { progress: i } }));
+    const replay = replayActions(history, { proxy: { caDir: "unused", upstreamCa: [], insecureUpstream: false }, records: runningLogStream(() => undefined), timeoutMs: 1_000 });
+    const answer = await replay.handle("replay-check", JSON.stringify({ call: `${FLOW}#1` }));
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({ ok: false, error: expect.stringContaining("mcp-wiretap replay LOG --call") });
+  });
+});
