@@ -1,7 +1,8 @@
 import { PassThrough } from "node:stream";
 import { loadLogs } from "../analysis/read-logs.js";
 import { findBySelector } from "../replay/selection.js";
-import { checkSideEffects } from "../replay/side-effects.js";
+import { applyEdits, parseSet } from "../replay/edits.js";
+import { replaySideEffects } from "../replay/side-effects.js";
 import { UsageError } from "../util/usage-error.js";
 import { ToolInputError } from "./bounded.js";
 import { getExchange } from "./exchange.js";
@@ -45,7 +46,15 @@ export async function replayCall(index: RecordIndex, input: ReplayInput, setting
   if (exchange.transport === "stdio") throw new ToolInputError(`${exchange.selector} went over stdio: replaying it runs a server command, which this server never does; run \`mcp-wiretap replay ${file} --call ${exchange.selector} --stdio -- <command>\` yourself`);
   const { records } = await loadLogs([file], emptyStdin());
   const call = findBySelector(records, exchange.selector);
-  const guard = checkSideEffects(call.method, call.tool, call.toolDefinition);
+  // Judged on the params sent: a `set` may name another tool than the captured call did.
+  let params = call.params;
+  try {
+    if (input.set !== undefined && input.set.length > 0) params = applyEdits(params ?? {}, input.set.map(parseSet));
+  } catch (err) {
+    if (err instanceof UsageError) throw new ToolInputError(err.message);
+    throw err;
+  }
+  const guard = replaySideEffects(call, params);
   if (guard.question !== null && input.confirm !== true) {
     throw new ToolInputError(`refused: ${guard.reason}; replaying runs it again on the server: call replay_call again with confirm: true to replay it anyway`);
   }

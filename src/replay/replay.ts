@@ -15,7 +15,7 @@ import { replayOverHttp, type ReplayProxyOptions } from "./http-replay.js";
 import { answerDiff } from "./answer-diff.js";
 import { findBySelector, findLast, type CapturedCall } from "./selection.js";
 import { sessionPlan, targetUrl } from "./replay-call.js";
-import { checkSideEffects, confirmSideEffects } from "./side-effects.js";
+import { confirmSideEffects, replaySideEffects } from "./side-effects.js";
 import { replayOverStdio } from "./stdio-replay.js";
 import { parseHeaders, replayLogTarget } from "./replay-inputs.js";
 
@@ -62,7 +62,7 @@ export async function replayCommand(log: string, command: string[], o: ReplayOpt
     io.stdout.write(curlCommands({ transport: stdioCommand ? "stdio" : call.transport, url: url?.href ?? null, command: shownCommand, headerNames: Object.keys(headers) }, plan));
     return 0;
   }
-  await confirmSideEffects(checkSideEffects(call.method, call.tool, call.toolDefinition), o.yes === true, io);
+  await confirmSideEffects(replaySideEffects(call, params), o.yes === true, io);
   const proxyOptions: ReplayProxyOptions = { ...o, logFile: replayLogTarget(log, records, o.logFile) };
   const where = stdioCommand ? stdioCommand.map(shellQuote).join(" ") : url ? url.href : "";
   io.stderr.write(`mcp-wiretap replay: ${call.selector} ${call.method}${call.tool ? ` ${call.tool}` : ""} → ${where || "(stdio)"}; records: ${proxyOptions.logFile}\n`);

@@ -32,6 +32,8 @@ export interface CapturedCall {
   clientInfo: Record<string, unknown> | null;
   /** The tool's definition as the capture last listed it. */
   toolDefinition: Record<string, unknown> | null;
+  /** Every tool of its server as the capture last listed it (an edit may name another one). */
+  serverTools: ReadonlyMap<string, Record<string, unknown>>;
   /** The captured answer: a response or error record, if any. */
   answer: LogRecord | null;
   /** Of a stdio capture: the command its launch recorded (credentials masked), if any. */
@@ -91,7 +93,9 @@ function describeCall(records: readonly LogRecord[], call: Call & { request: Log
   const { params, problem } = readParams(r.params);
   const defs = toolDefinitions(records.filter((x) => x.server === server));
   const tool = str(r.tool);
-  const toolDefinition = tool === null ? null : ([...defs.values()].map((d) => d.tools.get(tool)).find((t) => t !== undefined) ?? null);
+  const serverTools = new Map<string, Record<string, unknown>>();
+  for (const d of defs.values()) for (const [name, t] of d.tools) if (!serverTools.has(name)) serverTools.set(name, t);
+  const toolDefinition = tool === null ? null : (serverTools.get(tool) ?? null);
   const answer = call.records.find((x) => x !== r && (x.kind === "response" || x.kind === "error")) ?? null;
   return {
     selector: selectorOf(flow, id),
@@ -108,6 +112,7 @@ function describeCall(records: readonly LogRecord[], call: Call & { request: Log
     clientCapabilities: capabilities?.client ?? {},
     clientInfo: obj(start?.clientInfo) ?? null,
     toolDefinition,
+    serverTools,
     answer,
     stdioCommand: transport === "stdio" ? stdioCommandOf(records, session) : null,
   };

@@ -5,6 +5,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import { UsageError } from "../util/usage-error.js";
+import type { CapturedCall } from "./selection.js";
 
 export interface SideEffectCheck {
   /** Null when the replay may go ahead without asking. */
@@ -28,6 +29,22 @@ export function checkSideEffects(method: string, tool: string | null, definition
       ? `the capture marks tool ${name} destructive (destructiveHint: true)`
       : `the capture does not mark tool ${name} read-only (readOnlyHint: true), so it may change things`;
   return { question: `Replay tool ${name}${destructive ? " — DESTRUCTIVE, by its own annotation" : ""}? It runs again on the server. [y/N] `, reason, destructive };
+}
+
+/**
+ * The tool a replay runs and its captured definition: the params sent name it, and an edit may name another
+ * tool of the server than the captured call did (or none: then nothing vouches for it).
+ */
+export function replayedTool(call: Pick<CapturedCall, "method" | "tool" | "serverTools">, params: Record<string, unknown> | undefined): { tool: string | null; definition: Record<string, unknown> | null } {
+  if (call.method !== "tools/call" || params === undefined) return { tool: call.tool, definition: call.tool === null ? null : (call.serverTools.get(call.tool) ?? null) };
+  const tool = typeof params.name === "string" ? params.name : null;
+  return { tool, definition: tool === null ? null : (call.serverTools.get(tool) ?? null) };
+}
+
+/** checkSideEffects of the tool the replay's params run (not only the captured one). */
+export function replaySideEffects(call: Pick<CapturedCall, "method" | "tool" | "serverTools">, params: Record<string, unknown> | undefined): SideEffectCheck {
+  const { tool, definition } = replayedTool(call, params);
+  return checkSideEffects(call.method, tool, definition);
 }
 
 export interface ConfirmIo {

@@ -255,6 +255,9 @@ describe("mcp-wiretap mcp over Streamable HTTP", () => {
     const explodes = upstream.counters.toolCallsByName.get("explode") ?? 0;
     expect(await toolError(httpClient, "replay_call", { selector: selectorOf("explode") })).toMatch(/refused: the capture does not mark tool explode read-only.*confirm: true/);
     expect(upstream.counters.toolCallsByName.get("explode") ?? 0).toBe(explodes);
+    // A set that names another tool is judged as that tool: get-sum's read-only mark does not carry over to explode.
+    expect(await toolError(httpClient, "replay_call", { selector: selectorOf("get-sum"), set: [`name="explode"`] })).toMatch(/refused: the capture does not mark tool explode read-only.*confirm: true/);
+    expect(upstream.counters.toolCallsByName.get("explode") ?? 0).toBe(explodes);
     const before = upstream.counters.toolCallsByName.get("get-sum") ?? 0;
     const replayed = await call(httpClient, "replay_call", { selector: selectorOf("get-sum"), set: ["arguments.b=40"] });
     expect(replayed.answered).toBe(true);

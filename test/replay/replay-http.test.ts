@@ -117,6 +117,11 @@ describe("replay over Streamable HTTP", () => {
     expect(run.stderr).toContain("destructive");
     expect(run.stderr).toContain("--yes");
     expect(upstream.counters.toolCallsByName.get("wipe-disk") ?? 0).toBe(before);
+    // An edit of the read-only peek that names wipe-disk is asked about as wipe-disk.
+    const renamed = await replay([log, "--last", "tool:peek", "--set", 'name="wipe-disk"']);
+    expect(renamed.code).toBe(2);
+    expect(renamed.stderr).toContain("wipe-disk destructive");
+    expect(upstream.counters.toolCallsByName.get("wipe-disk") ?? 0).toBe(before);
     expect(replayRecords(await readRecords(log))).toEqual([]);
   }, 30_000);
 

@@ -120,6 +120,37 @@ describe("web UI pictures", () => {
     }
   });
 
+  it("draws a call's flood of progress notifications as at most one tick per pixel of its bar", async () => {
+    // A hostile server's progress notifications on one call, far more than its bar has pixels: one SVG line
+    // each (redrawn with every feed batch) hangs the tab as they grow.
+    const at = (ms: number): string => new Date(Date.parse("2026-11-27T10:00:00.000Z") + ms).toISOString();
+    const base = { level: "info", event: "rpc", server: "127.0.0.1:9443", session: "flood", transport: "streamable-http", path: "/mcp", decision: { action: "allow", enforced: false, rules: [] } };
+    const lines = [JSON.stringify({ ...base, time: at(0), flow: "ff-1", id: 1, method: "tools/call", tool: "flood", direction: "client_to_server", kind: "request", params: { name: "flood", arguments: {} } })];
+    for (let i = 0; i < 5_000; i++) lines.push(JSON.stringify({ ...base, time: at(1 + i), flow: `ff-p${i}`, id: null, method: "notifications/progress", tool: null, direction: "server_to_client", kind: "notification", related: { id: 1, method: "tools/call", tool: "flood" }, params: { progressToken: 1, progress: i } }));
+    lines.push(JSON.stringify({ ...base, time: at(6_000), flow: "ff-1", id: 1, method: "tools/call", tool: "flood", direction: "server_to_client", kind: "response", latencyMs: 6_000, result: { content: [] } }));
+    await writeFile(path.join(tmp, "flood.ndjson"), lines.join("\n") + "\n");
+    const done = new AbortController();
+    let ready: string | undefined;
+    const flood = uiCommand([path.join(tmp, "flood.ndjson")], { uiPort: 0, follow: false }, { signal: done.signal, onReady: (u) => (ready = u) });
+    const p = await browser.newPage();
+    try {
+      await waitUntil(() => ready !== undefined, { timeoutMs: 10_000, what: "the UI server" });
+      await p.setViewport({ width: 1280, height: 620 });
+      await p.goto(ready!);
+      await waitInPage(p, `document.querySelector(".status .count")?.textContent.includes("${lines.length} records")`, "the flood loaded", 30_000);
+      await clickTab(p, "timeline");
+      await waitInPage(p, `document.querySelector('.timeline [data-call="ff-1#1"] rect')`, "the flooded call's bar", 30_000);
+      const width = await p.$eval('.timeline [data-call="ff-1#1"] rect', (r) => Number(r.getAttribute("width")));
+      const ticks = (await p.evaluate(`document.querySelectorAll(".timeline [data-progress]").length`)) as number;
+      expect(ticks).toBeGreaterThan(0);
+      expect(ticks).toBeLessThanOrEqual(Math.ceil(width) + 1);
+    } finally {
+      await p.close();
+      done.abort();
+      await flood;
+    }
+  }, 60_000);
+
   it("names a call on hover and opens it in the detail pane on click", async () => {
     await page.hover(`[data-call="fa-5#5"] rect`);
     const tip = await waitInPage<string>(page, `document.querySelector(".timeline-tip")?.textContent`, "the hover text");
@@ -220,6 +251,10 @@ describe("web UI pictures", () => {
     const cookie = { Cookie: `mcp_wiretap_ui_${url.port}=${url.searchParams.get("token")}` };
     expect((await get(`${download.pathname}?q=status:nope`, cookie)).status).toBe(400);
     expect((await get(`/api/download/other.txt`, cookie)).status).toBe(404);
+    // A page on another port of 127.0.0.1 is the same site: the browser sends it the cookie (cookies ignore
+    // ports) on an <img>, a no-cors fetch or a navigation, which would save the records into Downloads.
+    for (const p of [download.pathname + download.search, "/api/records", "/"]) expect((await get(p, { ...cookie, "Sec-Fetch-Site": "same-site" })).status, p).toBe(403);
+    expect((await get(download.pathname + download.search, { ...cookie, "Sec-Fetch-Site": "same-origin" })).status).toBe(200);
     await setFilter(page, "");
   });
 });

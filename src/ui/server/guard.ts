@@ -5,7 +5,7 @@ import type { IncomingMessage } from "node:http";
  * Who may talk to the UI server. It shows decrypted traffic, so every request must carry the token
  * printed in the banner (in the URL once; the page load turns it into an HttpOnly, SameSite=Strict
  * cookie), name this server in `Host` (a DNS-rebinding page names its own host), and, when it says where
- * it comes from (`Origin`), come from this server's own pages.
+ * it comes from (`Origin`, `Sec-Fetch-Site`), come from this server's own pages.
  */
 export class UiGuard {
   readonly token = randomBytes(24).toString("base64url");
@@ -35,7 +35,10 @@ export class UiGuard {
     if (!this.hosts.has(host)) return "Host is not this server (DNS rebinding?)";
     const origin = req.headers.origin;
     if (origin !== undefined && !this.origins.has(origin.toLowerCase())) return "foreign Origin";
-    if (req.headers["sec-fetch-site"] === "cross-site") return "cross-site request";
+    // Only this origin's page, or the person (a link from the banner, the address bar: "none"). A page on
+    // another port of this host is the same *site*: the browser sends it the cookie (cookies ignore ports).
+    const site = req.headers["sec-fetch-site"];
+    if (site !== undefined && site !== "same-origin" && site !== "none") return `${site} request`;
     return null;
   }
 

@@ -7,6 +7,7 @@
  * them; ui-server.ts runs every request through the action guard first.
  */
 import type { ValidateFunction } from "ajv";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { SchemaCompiler } from "../../policy/schema-compiler.js";
 import { obj, type LogRecord } from "../../saved-logs/filters.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
@@ -15,8 +16,8 @@ import { replayOverHttp, type ReplayProxyOptions } from "../../replay/http-repla
 import { sessionPlan, targetUrl } from "../../replay/replay-call.js";
 import { parseHeaders } from "../../replay/replay-inputs.js";
 import { findBySelector, type CapturedCall } from "../../replay/selection.js";
-import { checkSideEffects } from "../../replay/side-effects.js";
-import { REDACTED, redactText } from "../../log/redact.js";
+import { checkSideEffects, replayedTool } from "../../replay/side-effects.js";
+import { headerCredentials, longestFirst, REDACTED, redactText } from "../../log/redact.js";
 import { UsageError } from "../../util/usage-error.js";
 import type { RecordHistory } from "./record-history.js";
 
@@ -26,6 +27,8 @@ export const MAX_REPLAY_BODY_BYTES = 1024 * 1024;
 export const MAX_CONCURRENT_REPLAYS = 3;
 /** Characters of the records read to describe one call (its flow and its server's); past it, refused. */
 const MAX_LOOKUP_CHARS = 64 * 1024 * 1024;
+/** Records parsed to describe one call, at most: finding the call among them is not done in slices. */
+const MAX_LOOKUP_RECORDS = 20_000;
 /** Calls described lately, kept: the editor checks each edit of the same call as you type. */
 const MAX_DESCRIBED = 16;
 
@@ -58,26 +61,35 @@ interface ReplayRequest {
 
 export function replayActions(history: RecordHistory, settings: ReplaySettings): ReplayActions {
   const schemas = new SchemaCompiler();
-  const described = new Map<string, CapturedCall>();
+  const described = new Map<string, Promise<CapturedCall>>();
   let running = 0;
-  const describe = (selector: string): CapturedCall => {
+  // One lookup at a time: each holds a parsed copy of a server's records while it runs.
+  let lookups: Promise<unknown> = Promise.resolve();
+  const describe = (selector: string): Promise<CapturedCall> => {
     const hit = described.get(selector);
     if (hit) return hit;
-    const call = capturedCall(history, selector);
+    const call = lookups.then(() => capturedCall(history, selector));
+    lookups = call.catch(() => undefined);
     described.set(selector, call);
+    // A failed lookup is not kept: the call may be in the records later.
+    call.catch(() => {
+      if (described.get(selector) === call) described.delete(selector);
+    });
     if (described.size > MAX_DESCRIBED) described.delete(described.keys().next().value as string);
     return call;
   };
 
+  // Of the tool the params name: an edit may name another tool than the captured call did.
   const check = (call: CapturedCall, params: Record<string, unknown> | undefined) => {
-    const effects = checkSideEffects(call.method, call.tool, call.toolDefinition);
+    const { tool, definition } = replayedTool(call, params);
+    const effects = checkSideEffects(call.method, tool, definition);
     return {
       call: call.selector,
       method: call.method,
-      tool: call.tool,
+      tool,
       transport: call.transport,
-      confirm: effects.question === null ? null : { tool: call.tool ?? "(unnamed tool)", destructive: effects.destructive, reason: effects.reason },
-      schema: schemaCheck(schemas, call, params),
+      confirm: effects.question === null ? null : { tool: tool ?? "(unnamed tool)", destructive: effects.destructive, reason: effects.reason },
+      schema: schemaCheck(schemas, call.method, tool, definition, params),
     };
   };
 
@@ -87,7 +99,7 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
       if (typeof request === "string") return { status: 400, body: { ok: false, error: request } };
       let typed: string[] = [];
       try {
-        const call = describe(request.call);
+        const call = await describe(request.call);
         const params = request.params ?? call.params;
         if (action === "replay-check") return { status: 200, body: { ok: true, ...check(call, params) } };
         if (call.transport === "stdio") {
@@ -100,7 +112,9 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
         }
         if (running >= MAX_CONCURRENT_REPLAYS) return { status: 429, body: { ok: false, error: `${MAX_CONCURRENT_REPLAYS} replays are running: try again when one has finished` } };
         const headers = parseHeaders(request.header ? [request.header] : []);
-        typed = Object.values(headers);
+        // The value as typed and the credential inside it (a Bearer token without its scheme, a Basic
+        // password), as the replay's proxy removes them from its records: a server may quote either.
+        typed = longestFirst([...Object.values(headers), ...headerCredentials(headers)]);
         const url = targetUrl(call, undefined);
         running++;
         try {
@@ -146,39 +160,69 @@ function parseReplayRequest(text: string): ReplayRequest | string {
 /**
  * The call as src/replay/selection.ts describes it, from the records this UI holds: only the lines of its
  * flow and of its server are parsed (found by their text first), so a long history costs a string search.
+ * Searched and parsed a slice per turn of the event loop: the UI may run in the proxy (`start --ui`), whose
+ * exchanges must not wait for a lookup through a server's many (or large) records.
  */
-function capturedCall(history: RecordHistory, selector: string): CapturedCall {
+async function capturedCall(history: RecordHistory, selector: string): Promise<CapturedCall> {
   const hash = selector.lastIndexOf("#");
   const flow = hash > 0 ? selector.slice(0, hash) : "";
   if (flow.length < 8) return findBySelector([], selector);
   const { lines } = history.slice(history.start);
   const flowText = `"flow":${JSON.stringify(flow).slice(0, -1)}`;
-  const own = parseLines(lines.filter((l) => l.includes(flowText)));
+  const own = await parseLines(await linesWith(lines, (l) => l.includes(flowText)));
   const server = own.map((r) => r.server).find((s): s is string => typeof s === "string");
   if (server === undefined) return findBySelector([], selector);
   const serverText = `"server":${JSON.stringify(server)}`;
-  return findBySelector(parseLines(lines.filter((l) => l.includes(flowText) || l.includes(serverText))), selector);
+  // Of the server's other records, only what describes the call: its sessions' handshakes, its tools/list
+  // answers (the tools' definitions) and its GET streams (a legacy session's URL), not every exchange.
+  const describes = (l: string): boolean => l.includes(serverText) && (l.includes('"event":"session"') || l.includes('"method":"tools/list"') || (l.includes('"event":"http"') && l.includes('"method":"GET"')));
+  return findBySelector(await parseLines(await linesWith(lines, (l) => l.includes(flowText) || describes(l))), selector);
 }
 
-function parseLines(lines: string[]): LogRecord[] {
+/** Lines searched, or parsed, between two turns of the event loop; characters likewise. */
+const LINES_PER_TURN = 1_000;
+const CHARS_PER_TURN = 1024 * 1024;
+
+async function linesWith(lines: readonly string[], test: (line: string) => boolean): Promise<string[]> {
+  const out: string[] = [];
   let chars = 0;
-  const out: LogRecord[] = [];
-  for (const line of lines) {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     chars += line.length;
-    if (chars > MAX_LOOKUP_CHARS) throw new UsageError(`the records of this server pass ${MAX_LOOKUP_CHARS / 1024 / 1024} MiB in this UI: replay it with mcp-wiretap replay LOG --call …`);
+    if ((i > 0 && i % LINES_PER_TURN === 0) || chars > CHARS_PER_TURN * 4) {
+      chars = 0;
+      await yieldToLoop();
+    }
+    if (test(line)) out.push(line);
+  }
+  return out;
+}
+
+async function parseLines(lines: readonly string[]): Promise<LogRecord[]> {
+  let chars = 0;
+  let sinceTurn = 0;
+  const out: LogRecord[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    chars += line.length;
+    sinceTurn += line.length;
+    if (chars > MAX_LOOKUP_CHARS || i >= MAX_LOOKUP_RECORDS) throw new UsageError(`the records of this call and its server pass ${MAX_LOOKUP_CHARS / 1024 / 1024} MiB or ${MAX_LOOKUP_RECORDS} records in this UI: replay it with mcp-wiretap replay LOG --call …`);
+    if ((i > 0 && i % LINES_PER_TURN === 0) || sinceTurn > CHARS_PER_TURN) {
+      sinceTurn = 0;
+      await yieldToLoop();
+    }
     const record = parseRecord(line);
     if (record) out.push(record);
   }
   return out;
 }
 
-/** The params checked against the tool's captured inputSchema: the errors, or why they were not checked. */
-function schemaCheck(schemas: SchemaCompiler, call: CapturedCall, params: Record<string, unknown> | undefined): { errors: string[] } | { unchecked: string } {
-  if (call.method !== "tools/call") return { unchecked: `${call.method} has no tool schema` };
-  const schema = obj(call.toolDefinition?.inputSchema);
-  if (!schema) return { unchecked: `the capture holds no inputSchema of ${call.tool ?? "this tool"} (no tools/list result)` };
+/** The params checked against the named tool's captured inputSchema: the errors, or why they were not checked. */
+function schemaCheck(schemas: SchemaCompiler, method: string, tool: string | null, definition: Record<string, unknown> | null, params: Record<string, unknown> | undefined): { errors: string[] } | { unchecked: string } {
+  if (method !== "tools/call") return { unchecked: `${method} has no tool schema` };
+  const schema = obj(definition?.inputSchema);
+  if (!schema) return { unchecked: `the capture holds no inputSchema of ${tool ?? "an unnamed tool"} (no tools/list result)` };
   const errors: string[] = [];
-  if (params !== undefined && typeof params.name === "string" && params.name !== call.tool) errors.push(`name: the schema shown is ${call.tool}'s; the edit names ${params.name}`);
   const compiled = schemas.compile(schema);
   if ("unchecked" in compiled) return { unchecked: `inputSchema not checked: ${compiled.unchecked}` };
   const args = params?.arguments ?? {};

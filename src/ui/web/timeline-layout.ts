@@ -121,6 +121,16 @@ function splitBand(key: string): [string, string] {
 const RANK: Record<GroupStatus, number> = { denied: 5, error: 4, unanswered: 3, cancelled: 2, pending: 1, ok: 0 };
 export const worse = (a: GroupStatus, b: GroupStatus): GroupStatus => (RANK[b] > RANK[a] ? b : a);
 
+/**
+ * Where a call's progress ticks go: one per pixel column at most. A server may send any number of
+ * notifications; more lines than the bar has pixels show nothing more and cost the tab each redraw.
+ */
+export function tickPixels(times: readonly number[], x: (t: number) => number): number[] {
+  const columns = new Set<number>();
+  for (const t of times) columns.add(Math.round(x(t)));
+  return [...columns];
+}
+
 /** Tick spacing for an axis of `span` ms over `px` pixels: 1, 2 or 5 times a power of ten ms, about 110 px apart. */
 export function tickStep(span: number, px: number): number {
   const raw = (span / Math.max(1, px)) * 110;

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { JSX } from "preact";
 import type { Msg } from "./model.js";
-import { callText, durationText, layoutCalls, tickStep, worse, type Call } from "./timeline-layout.js";
+import { callText, durationText, layoutCalls, tickPixels, tickStep, worse, type Call } from "./timeline-layout.js";
 import { clockText, dateText, zoneText } from "./time.js";
 import { counted } from "./format.js";
 
@@ -237,7 +237,7 @@ function bar(c: Call, x0: number, x1: number, x: (t: number) => number, opened: 
     <g key={c.msg.index} class={`call o-${c.outcome}${c.end === null ? " open" : ""}${opened === c.msg ? " opened" : ""}`} data-call={c.key} data-index={c.msg.index} data-outcome={c.outcome}>
       <rect class="bar" x={x0} y={y} width={w} height={BAR_H} />
       {w >= 4
-        ? c.progress.map((t, i) => <line key={i} class="tick" data-progress={c.key} x1={x(t)} x2={x(t)} y1={y - 2} y2={y + BAR_H + 2} />)
+        ? tickPixels(c.progress, x).map((px) => <line key={px} class="tick" data-progress={c.key} x1={px} x2={px} y1={y - 2} y2={y + BAR_H + 2} />)
         : null}
       {c.cancelledAt !== null && w >= 4 ? <line class="cancel" x1={x(c.cancelledAt)} x2={x(c.cancelledAt)} y1={y - 2} y2={y + BAR_H + 2} /> : null}
       {w >= 60 ? (

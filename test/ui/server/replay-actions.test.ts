@@ -38,6 +38,8 @@ beforeAll(async () => {
   for (const r of [
     { ...base, event: "http", method: "POST", status: 200 },
     { ...base, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: { message: "hi" } } },
+    // The server's listing: echo reads only, wipe destroys.
+    { ...base, event: "rpc", direction: "server_to_client", kind: "response", id: 0, method: "tools/list", result: { tools: [{ name: "echo", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } }, { name: "wipe", inputSchema: { type: "object" }, annotations: { destructiveHint: true } }] } },
   ]) {
     history.append(JSON.stringify(r));
   }
@@ -56,8 +58,8 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-function post(body: string): Promise<{ status: number; text: string }> {
-  return fetch(`${api.base}/api/action/replay`, {
+function post(body: string, action = "replay"): Promise<{ status: number; text: string }> {
+  return fetch(`${api.base}/api/action/${action}`, {
     method: "POST",
     headers: { cookie: api.cookie, origin: api.base, "content-type": "application/json", "x-wiretap-token": api.token, "x-wiretap-nonce": api.nonce },
     body,
@@ -106,5 +108,65 @@ describe("replay endpoint bounds", () => {
       expect(a.status).toBe(502);
       expect(a.text).not.toContain("s3cr3t");
     }
+  });
+
+  it("an edit naming another tool is confirmed as that tool: Edit and replay of a read-only tool does not run a destructive one unasked", async () => {
+    const captured = JSON.parse((await post(JSON.stringify({ call: `${FLOW}#1` }), "replay-check")).text) as { confirm: unknown };
+    expect(captured.confirm).toBeNull();
+    const edited = { name: "wipe", arguments: {} };
+    const check = await post(JSON.stringify({ call: `${FLOW}#1`, params: edited }), "replay-check");
+    expect(check.status).toBe(200);
+    expect(JSON.parse(check.text)).toMatchObject({ tool: "wipe", confirm: { tool: "wipe", destructive: true } });
+    // Unconfirmed, it is refused before anything reaches the server (which would hold it).
+    const sent = await Promise.race([post(JSON.stringify({ call: `${FLOW}#1`, params: edited })), waitUntil(() => held.length > 0, { timeoutMs: 20_000 }).then(() => null)]);
+    expect(held).toHaveLength(0);
+    expect(sent?.status).toBe(409);
+    expect(JSON.parse(sent!.text)).toMatchObject({ confirm: { tool: "wipe", destructive: true } });
+  });
+
+  it("a typed header is not said back when the server quotes only its credential (the token without its scheme)", async () => {
+    const token = "tok3n-typed-for-one-replay-only";
+    const answer = post(JSON.stringify({ call: `${FLOW}#1`, header: `Authorization: Bearer ${token}`, confirmed: true }));
+    await waitUntil(() => held.length === 1, { timeoutMs: 20_000, what: "the replay at the server" });
+    const { res } = held.splice(0)[0]!;
+    res.writeHead(500, { "content-type": "text/plain" });
+    res.end(`invalid token ${token}`);
+    const a = await answer;
+    expect(a.status).toBe(502);
+    expect(a.text).toContain("invalid token");
+    expect(a.text).not.toContain(token);
+  });
+});
+
+describe("looking up the call to replay", () => {
+  it("lets the proxy's event loop turn while it reads a server's many records", async () => {
+    // The history of a running proxy: a server with many records (a hostile one can make them large).
+    const history = new RecordHistory();
+    const base = { level: "info", time: "2026-11-28T07:00:00.000Z", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s1" };
+    history.append(JSON.stringify({ ...base, flow: FLOW, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: {} } }));
+    const text = "x".repeat(2_000);
+    for (let i = 0; i < 6_000; i++) history.append(JSON.stringify({ ...base, flow: `other-${i}`, event: "rpc", direction: "server_to_client", kind: "response", id: i, result: { content: [{ type: "text", text }] } }));
+    const replay = replayActions(history, { proxy: { caDir: "unused", upstreamCa: [], insecureUpstream: false }, records: runningLogStream(() => undefined), timeoutMs: 1_000 });
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      const answer = await replay.handle("replay-check", JSON.stringify({ call: `${FLOW}#1` }));
+      expect(answer.body).toMatchObject({ ok: true, tool: "echo" });
+    } finally {
+      clearInterval(timer);
+    }
+    // Read in one piece, the proxy's timers (its exchanges, its feeds) would all wait for the lookup's end.
+    expect(turns).toBeGreaterThan(2);
+  });
+
+  it("refuses, pointing at the CLI, a call whose records pass what a lookup parses (a server flooding its answer stream)", async () => {
+    const history = new RecordHistory();
+    const base = { level: "info", time: "2026-11-28T07:00:00.000Z", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s1", flow: FLOW };
+    history.append(JSON.stringify({ ...base, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: {} } }));
+    for (let i = 0; i < 20_000; i++) history.append(JSON.stringify({ ...base, event: "rpc", direction: "server_to_client", kind: "notification", method: "notifications/progress", params: { progress: i } }));
+    const replay = replayActions(history, { proxy: { caDir: "unused", upstreamCa: [], insecureUpstream: false }, records: runningLogStream(() => undefined), timeoutMs: 1_000 });
+    const answer = await replay.handle("replay-check", JSON.stringify({ call: `${FLOW}#1` }));
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({ ok: false, error: expect.stringContaining("mcp-wiretap replay LOG --call") });
   });
 });
