@@ -63,7 +63,7 @@ await build({
   ...common,
   // The demo's stdio server is started by file name, next to the code that starts it (demo/run-demo.ts).
   entryPoints: { main: "src/cli/main.ts", "demo-server": "src/demo/demo-server.ts" },
-  // Chunks sit beside main.js, so code that finds the package two folders up (cli/package-info.ts) still does.
+  // Chunks sit beside main.js, so code that finds the package two folders up (util/package-info.ts) still does.
   chunkNames: "chunk-[hash]",
   plugins: [stdioEntry, builtinsByRequire],
 });

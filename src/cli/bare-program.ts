@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { HintingCommand } from "./hinting-command.js";
-import { VERSION } from "./package-info.js";
+import { VERSION } from "../util/package-info.js";
 
 /** The program with no command yet: its name, version and how it reports errors. */
 export function bareProgram(): Command {

@@ -6,7 +6,7 @@ import { junitXml } from "../analysis/junit.js";
 import { loadLogs } from "../analysis/read-logs.js";
 import { writeReport } from "../analysis/write-report.js";
 import { defaultIo, noteTo, type AnalysisIo } from "./stats-command.js";
-import { VERSION } from "./package-info.js";
+import { VERSION } from "../util/package-info.js";
 import { FileReadError } from "../saved-logs/follow.js";
 
 export interface CheckCommandOptions {

@@ -5,7 +5,7 @@
 import { InvalidArgumentError } from "commander";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { PACKAGE_ROOT } from "./package-info.js";
+import { PACKAGE_ROOT } from "../util/package-info.js";
 import { ProxyAuth } from "../proxy/proxy-auth.js";
 import { formatTarget } from "../proxy/target.js";
 

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, PAYLOAD_MODES, type PayloadMode } from "../l
 import { collect, parseFolder, parseListenHost, parsePort, parsePositiveInt, parseSize } from "./option-parsers.js";
 
 const parseSizeOrZero = (value: string): number => (value.trim() === "0" ? 0 : parseSize(value));
-import { DEFAULT_CA_DIR } from "./package-info.js";
+import { DEFAULT_CA_DIR } from "../util/package-info.js";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/limits.js";
 import { DEFAULT_MAX_INSPECT_MEMORY } from "../budget/inspect-budget.js";
 import type { StartOptions } from "./start.js";

@@ -20,9 +20,9 @@ import { describeMapping, parseReverseSpec, type ReverseMapping } from "../proxy
 import { banner, cliCommand } from "./banner.js";
 import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
-import { PACKAGE_ROOT, VERSION } from "./package-info.js";
+import { PACKAGE_ROOT, VERSION } from "../util/package-info.js";
 import { WaitingBudget } from "../budget/waiting-budget.js";
-import { createMessagePipeline, loadPolicy, payloadOptions } from "./record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions } from "../pipeline/record-pipeline.js";
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";

@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadOrCreateCa } from "../ca/authority.js";
 import { LeafIssuer } from "../ca/leaf-issuer.js";
-import { PACKAGE_ROOT } from "../cli/package-info.js";
+import { PACKAGE_ROOT } from "../util/package-info.js";
 import { startProxy } from "../cli/start.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { httpsClient, stdioClient, type DemoClient } from "./demo-clients.js";

@@ -1,6 +1,6 @@
 import { compileFilters, hasFilters } from "../saved-logs/filters.js";
 import type { Judged } from "../mcp/rpc-event.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { UsageError } from "../util/usage-error.js";
 
 /** Which judged messages `--intercept FILTER` holds. */

@@ -8,7 +8,7 @@ import { selectCalls } from "../analysis/select.js";
 import { computeStats, type GroupStats, type StatsReport } from "../analysis/stats.js";
 import { buildCalls, type Call } from "../analysis/calls.js";
 import { compileFilters, splitList } from "../saved-logs/filters.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { LIMITS, ToolInputError } from "./bounded.js";
 import type { ServedLogs } from "./served-logs.js";
 

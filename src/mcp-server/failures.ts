@@ -1,6 +1,6 @@
 import { buildCalls, type Call } from "../analysis/calls.js";
 import { compileFilters } from "../saved-logs/filters.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { LIMITS, Page, parseCursor, ToolInputError } from "./bounded.js";
 import { describeCall, type ExchangeView } from "./exchange.js";
 import type { RecordIndex } from "./record-index.js";

@@ -1,5 +1,5 @@
 import { compileFilters, obj, type LogRecord } from "../saved-logs/filters.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { LIMITS, Page, parseCursor, requestSelector, shownAs, ToolInputError, type ShownRecord } from "./bounded.js";
 import type { RecordIndex } from "./record-index.js";
 import { batchFrom, WordMatcher } from "./text-scan.js";

@@ -1,7 +1,7 @@
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { VERSION } from "../cli/package-info.js";
+import { VERSION } from "../util/package-info.js";
 import { escapeLine, visibleText } from "../log/escape-line.js";
 import type { ReplaySettings } from "./replay-tool.js";
 import type { HeldRecord } from "./record-index.js";

@@ -1,6 +1,6 @@
 import { buildCalls } from "../analysis/calls.js";
 import { compileFilters, obj, str, type LogRecord } from "../saved-logs/filters.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { LIMITS, Page, ToolInputError } from "./bounded.js";
 import type { RecordIndex } from "./record-index.js";
 

@@ -2,7 +2,7 @@
  * What every replay front end (the CLI's `replay`, the web UI's Replay) builds the same way from a captured
  * call: the session plan (the captured handshake, the client named as a replay) and where the call goes.
  */
-import { VERSION } from "../cli/package-info.js";
+import { VERSION } from "../util/package-info.js";
 import { UsageError } from "../util/usage-error.js";
 import type { Message } from "./channel.js";
 import type { CapturedCall } from "./selection.js";

@@ -6,7 +6,7 @@
 import { buildCalls, type Call } from "../analysis/calls.js";
 import { toolDefinitions } from "../analysis/tool-defs.js";
 import { compileFilters, isHttps, obj, str, type LogRecord } from "../saved-logs/filters.js";
-import { parseQuery } from "../ui/web/query.js";
+import { parseQuery } from "../saved-logs/filter-query.js";
 import { UsageError } from "../util/usage-error.js";
 import { selectorOf } from "../saved-logs/selector.js";
 

@@ -1,5 +1,5 @@
 import type { PayloadOptions } from "../../src/records/rpc-record.js";
-import { DEFAULT_POLICY_FILE } from "../../src/cli/package-info.js";
+import { DEFAULT_POLICY_FILE } from "../../src/util/package-info.js";
 import { loadPolicyFile } from "../../src/policy/load-config.js";
 import { createPolicy } from "../../src/policy/create-policy.js";
 import type { Policy } from "../../src/policy/policy.js";

@@ -5,7 +5,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "../../src/cli/package-info.js";
+import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "../../src/util/package-info.js";
 import { readPolicyConfig } from "../../src/policy/checked-policy.js";
 import { loadPolicyFile, PolicyConfigError } from "../../src/policy/load-config.js";
 import { assertBuilt } from "../helpers/proxy-harness.js";

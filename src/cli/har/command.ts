@@ -1,6 +1,6 @@
 import { writeOutputFile } from "../../util/output-file.js";
 import type { Command } from "commander";
-import { VERSION } from "../package-info.js";
+import { VERSION } from "../../util/package-info.js";
 import { addFilterOptions } from "../tail/command.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { compileFilters, hasFilters, type LogRecord, type RecordFilters } from "../../saved-logs/filters.js";

@@ -96,7 +96,7 @@ async function build(format: Format, lines: readonly string[], query: string, te
   if (format === "capture.har") {
     // Loaded here, as the export command loads it: it reads node:http.
     const { buildHarInTurns, harTextInTurns } = await import("../../cli/har/har.js");
-    const { VERSION } = await import("../../cli/package-info.js");
+    const { VERSION } = await import("../../util/package-info.js");
     const har = await buildHarInTurns(
       records.map((r) => r.record),
       { creator: { name: "mcp-wiretap", version: VERSION }, filter: (r) => kept.has(r), comment: `Downloaded from the mcp-wiretap UI (${what}). Bodies are rebuilt from the logged MCP messages; headers were redacted when logged.` },

@@ -17,7 +17,7 @@ import { policyFrom, toolCall, toolsListResponse } from "../../policy/policy-fix
 import { rawClient, type RawClient } from "../../mcp/raw-client.js";
 import { expectRecordsMatchSchemas } from "../../records/expect-records.js";
 
-/** The limits the proxy runs with (src/cli/record-pipeline.ts). */
+/** The limits the proxy runs with (src/pipeline/record-pipeline.ts). */
 const PRODUCTION = { maxPending: 10_000, maxSessions: 10_000 };
 const SERVER = "victim.test:443";
 

@@ -15,7 +15,7 @@ import zlib from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createBodyDecoder, createSseDecoder, type BodyMessage, type BodyProblem, type SseRecord } from "../../../src/body/index.js";
-import { DEFAULT_POLICY_FILE } from "../../../src/cli/package-info.js";
+import { DEFAULT_POLICY_FILE } from "../../../src/util/package-info.js";
 import { mcpAddon } from "../../../src/mcp/addon.js";
 import { classifyMessage, splitBatch } from "../../../src/mcp/jsonrpc.js";
 import { LegacyEndpoints } from "../../../src/mcp/legacy-endpoints.js";

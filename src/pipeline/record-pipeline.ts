@@ -7,10 +7,10 @@ import { createPolicy } from "../policy/create-policy.js";
 import { readPolicyConfig } from "../policy/checked-policy.js";
 import { PinStore } from "../policy/pin-store.js";
 import type { ContentDetectors, Policy, PolicyDeps, PolicyWarn } from "../policy/policy.js";
-import { MessagePipeline } from "../pipeline/message-pipeline.js";
+import { MessagePipeline } from "./message-pipeline.js";
 import type { WaitingBudget } from "../budget/waiting-budget.js";
 import { recordErrorRecord } from "../records/lifecycle-records.js";
-import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "./package-info.js";
+import { CHECKED_POLICY_FILE, DEFAULT_POLICY_FILE } from "../util/package-info.js";
 
 /** Bounds on what the tracker remembers between messages. */
 const MAX_PENDING_REQUESTS = 10_000;
