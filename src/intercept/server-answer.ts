@@ -86,7 +86,7 @@ export class ServerAnswers {
       const body = Buffer.from(JSON.stringify(answer));
       const judged = await pipeline.message(flow.context("client_to_server", { proxyAnswer: true }), answer, body.length);
       if (isEnforcedDeny(judged)) return "not answered: the policy denies the proxy's answer";
-      const status = await this.post(target, headersOf(flow.ex.request.headers), body);
+      const status = await this.post(target, headersOf(flow.ex.request.headers, target), body);
       return status >= 400 ? `the server refused the proxy's answer: HTTP ${status}` : null;
     } finally {
       const left = (this.inFlight.get(flow.server) ?? 1) - 1;
@@ -139,13 +139,15 @@ function targetOf(flow: McpFlow): Target | string {
 }
 
 /** The client's headers of the stream's exchange (its session, revision and credentials), for one POST of JSON. */
-function headersOf(h: IncomingHttpHeaders): Record<string, string | string[]> {
+function headersOf(h: IncomingHttpHeaders, t: Target): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(h)) {
     if (value === undefined || NOT_CARRIED.has(name.toLowerCase())) continue;
     out[name] = value;
   }
-  if (typeof h["host"] === "string") out["host"] = h["host"];
+  // The server's own name, as the proxy's forwarding sends it (a reverse mapping's client named the proxy instead).
+  const name = net.isIPv6(t.host) ? `[${t.host}]` : t.host;
+  out["host"] = t.port === (t.secure ? 443 : 80) ? name : `${name}:${t.port}`;
   out["content-type"] = "application/json";
   out["accept"] = "application/json, text/event-stream";
   return out;

@@ -57,7 +57,7 @@ function flowAt(path: string, legacy?: { key: string; endpointPath: string }): M
     legacy,
     ex: {
       server: { host: "127.0.0.1", port, secure: false },
-      request: { path, headers: { host: server, authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-length": "99", accept: "text/event-stream", "last-event-id": "7" } },
+      request: { path, headers: { host: "127.0.0.1:1", authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-length": "99", accept: "text/event-stream", "last-event-id": "7" } },
     },
     context: () => ({}),
   } as unknown as McpFlow;
@@ -74,7 +74,7 @@ describe("ServerAnswers", () => {
     expect(post.path).toBe("/mcp");
     expect(JSON.parse(post.body)).toEqual(answer);
     expect(recorded.at(-1)).toEqual(answer);
-    expect(post.headers).toMatchObject({ authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(post.body.length) });
+    expect(post.headers).toMatchObject({ authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(post.body.length), host: `127.0.0.1:${port}` });
     expect(post.headers["last-event-id"]).toBeUndefined();
   });
 
