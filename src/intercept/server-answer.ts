@@ -11,6 +11,8 @@ import { upstreamContext } from "../proxy/upstream-context.js";
 export const SERVER_ANSWER_TIMEOUT_MS = 5_000;
 /** Answers in flight to one server at once: one that floods requests to be dropped gets the rest unanswered. */
 export const MAX_SERVER_ANSWERS_PER_SERVER = 4;
+/** Answers in flight at once, to all servers (a client may name many). */
+export const MAX_SERVER_ANSWERS = 64;
 
 export interface ServerAnswerOptions {
   upstreamCa: readonly string[];
@@ -54,6 +56,7 @@ interface Target {
  */
 export class ServerAnswers {
   private readonly inFlight = new Map<string, number>();
+  private total = 0;
   private readonly timeoutMs: number;
   private readonly maxPerServer: number;
 
@@ -81,7 +84,9 @@ export class ServerAnswers {
     if (typeof target === "string") return target;
     const busy = this.inFlight.get(flow.server) ?? 0;
     if (busy >= this.maxPerServer) return `not answered: ${busy} answers of the proxy to this server already in flight`;
+    if (this.total >= MAX_SERVER_ANSWERS) return `not answered: ${this.total} answers of the proxy already in flight`;
     this.inFlight.set(flow.server, busy + 1);
+    this.total += 1;
     try {
       const body = Buffer.from(JSON.stringify(answer));
       const judged = await pipeline.message(flow.context("client_to_server", { proxyAnswer: true }), answer, body.length);
@@ -89,6 +94,7 @@ export class ServerAnswers {
       const status = await this.post(target, headersOf(flow.ex.request.headers, target), body);
       return status >= 400 ? `the server refused the proxy's answer: HTTP ${status}` : null;
     } finally {
+      this.total -= 1;
       const left = (this.inFlight.get(flow.server) ?? 1) - 1;
       if (left <= 0) this.inFlight.delete(flow.server);
       else this.inFlight.set(flow.server, left);
@@ -121,6 +127,8 @@ export class ServerAnswers {
       req.on("close", () => clearTimeout(timer));
       req.on("timeout", () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
       req.on("error", reject);
+      // An answer still on its way never keeps a stopping proxy alive.
+      req.on("socket", (socket) => socket.unref());
       req.end(body);
     });
   }
