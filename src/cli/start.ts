@@ -28,6 +28,7 @@ import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
 import { createInterceptor, type InterceptSettings } from "../intercept/create-interceptor.js";
 import { interceptHooks } from "../intercept/http-hold.js";
+import { ServerAnswers } from "../intercept/server-answer.js";
 
 export interface StartOptions {
   host: string;
@@ -159,7 +160,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools, new ServerAnswers({ upstreamCa: roots, insecureUpstream: opts.insecureUpstream })) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,

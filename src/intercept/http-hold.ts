@@ -8,6 +8,7 @@ import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
 import { inspectPeer } from "../mcp/inspect-peer.js";
 import type { HeldPlace, Interceptor } from "./interceptor.js";
 import type { InterceptHooks } from "../mcp/intercept-hooks.js";
+import type { ServerAnswers } from "./server-answer.js";
 
 export interface HttpInterceptOptions {
   /** Without an enforce-mode hold to wrap: the body held up to this size (a larger one passes, as in monitor mode). */
@@ -91,6 +92,7 @@ export async function interceptedResponse(
   out: Buffer | null,
   judgeEdited: (body: Buffer) => Promise<Judged[]>,
   removeDeniedTools: boolean,
+  answers: ServerAnswers | null = null,
 ): Promise<Buffer | null> {
   if (!interceptor.matches(judged)) return out;
   const batch = judged.some((j) => j.event.batch !== undefined);
@@ -99,8 +101,8 @@ export async function interceptedResponse(
   const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, message);
   if (release.send === "original") return out;
   if (release.send === "nothing") {
-    const answers = answersOf(judged);
-    const errors = answers.map((a) => droppedError(a.id!, release.reason));
+    answerServer(interceptor, answers, pipeline, flow, judged, release.reason);
+    const errors = answersOf(judged).map((a) => droppedError(a.id!, release.reason));
     return Buffer.from(errors.length === 0 ? "" : JSON.stringify(batch ? errors : errors[0]));
   }
   for (const j of judged) if (j.event.answered) pipeline.tracker.correlator.add(j.event.answered);
@@ -112,12 +114,12 @@ export async function interceptedResponse(
 }
 
 /** The MCP addon's `--intercept` hooks for HTTP bodies, holding through `interceptor`. */
-export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean): InterceptHooks {
+export function interceptHooks(interceptor: Interceptor, removeDeniedTools: boolean, answers: ServerAnswers | null = null): InterceptHooks {
   return {
     ended: (flow) => interceptor.queue.dropFlow(flow, "its exchange ended before it was released (the client went away?)"),
-    event: (pipeline, flow, judged, out, judgeEdited) => interceptedEvent(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
+    event: (pipeline, flow, judged, out, judgeEdited) => interceptedEvent(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools, answers),
     request: (pipeline, flow, limits, inner, judgeEdited) => interceptedRequestHold(interceptor, pipeline, flow, limits, inner, judgeEdited),
-    response: (pipeline, flow, judged, out, judgeEdited) => interceptedResponse(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools),
+    response: (pipeline, flow, judged, out, judgeEdited) => interceptedResponse(interceptor, pipeline, flow, judged, out, judgeEdited, removeDeniedTools, answers),
   };
 }
 
@@ -135,6 +137,7 @@ export function interceptedEvent(
   out: Buffer,
   judgeEdited: (body: Buffer) => Promise<Judged[]>,
   removeDeniedTools: boolean,
+  serverAnswers: ServerAnswers | null = null,
 ): Buffer | Promise<Buffer> {
   if (!interceptor.matches(judged)) return out;
   return (async () => {
@@ -144,8 +147,8 @@ export function interceptedEvent(
     const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, batch ? messages : messages[0]);
     if (release.send === "original") return out;
     if (release.send === "nothing") {
-      const answers = answersOf(judged);
-      return Buffer.concat(answers.map((a) => sseEvent(droppedError(a.id!, release.reason))));
+      answerServer(interceptor, serverAnswers, pipeline, flow, judged, release.reason);
+      return Buffer.concat(answersOf(judged).map((a) => sseEvent(droppedError(a.id!, release.reason))));
     }
     for (const j of judged) if (j.event.answered) pipeline.tracker.correlator.add(j.event.answered);
     const rejudged = await judgeEdited(Buffer.from(JSON.stringify(release.message) ?? "null"));
@@ -154,6 +157,19 @@ export function interceptedEvent(
     if (replaced.length === 0) return DROPPED_EVENT;
     return sseEvent(Array.isArray(release.message) ? replaced : replaced[0], id);
   })();
+}
+
+/**
+ * A server's requests among dropped messages: each is answered with error -32054, POSTed by the proxy as the
+ * client would (not awaited: the stream goes on meanwhile). Without `answers` (no upstream to reach) they wait.
+ */
+function answerServer(interceptor: Interceptor, answers: ServerAnswers | null, pipeline: MessageHandler, flow: McpFlow, judged: readonly Judged[], reason: string): void {
+  if (!answers) return;
+  for (const r of requestsOf(judged)) {
+    if (r.direction !== "server_to_client") continue;
+    const one = judged.filter((j) => j.event === r);
+    void answers.send(pipeline, flow, droppedError(r.id!, reason), (why) => interceptor.answerFailed({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, one, why));
+  }
 }
 
 function heldPlace(flow: McpFlow): Omit<HeldPlace, "peer"> {

@@ -80,6 +80,13 @@ export class Interceptor {
     return { send: "nothing", action: outcome.action, reason };
   }
 
+  /** The proxy's answer to a server's dropped request did not reach it (src/intercept/server-answer.ts). */
+  answerFailed(where: HeldPlace, judged: readonly Judged[], reason: string): void {
+    const info = { ...where, ...heldInfo(judged) };
+    const record = { event: "intercept", flow: info.flow, transport: info.transport, server: info.server, session: info.session, direction: info.direction, id: info.id ?? null, method: info.method ?? null, tool: info.tool ?? null, action: "answer_failed", heldMs: 0, reason };
+    this.o.write(record, true);
+  }
+
   /** The held messages, as the UI shows them. */
   list(): HeldView[] {
     return this.o.queue.list().map((e) => this.view(e));

@@ -22,6 +22,8 @@ export interface MessageContext {
   batch?: { index: number; size: number };
   /** The upstream's certificate was not verified for this exchange. */
   insecureUpstream?: boolean;
+  /** The proxy itself sent this message (its answer to a server's request `--intercept` dropped). */
+  proxyAnswer?: true;
   /** Stateless revision: request headers that disagree with the body. */
   headerMismatch?: HeaderMismatch[];
   /** What was wrong with how the message was written (read leniently, as its receiver would). */

@@ -65,6 +65,7 @@ export function rpcRecord(e: RpcEvent, opts: PayloadOptions, hidden?: Set<string
   if (e.sseEventId !== undefined) record.sseEventId = e.sseEventId;
   if (e.batch) record.batch = e.batch;
   if (e.insecureUpstream) record.insecureUpstream = true;
+  if (e.proxyAnswer) record.proxyAnswer = true;
   // Why the message may read otherwise to its receiver, and how many readings were judged (never their content).
   if (e.readability) record.readability = { reason: e.readability.reason, readings: 1 + e.readability.alternates.length };
   if (raw !== undefined) {

@@ -151,3 +151,14 @@ describe("what the UI and the records see of a held message", () => {
     expect(JSON.stringify(release.message)).not.toContain("prod-token-aaaaaaaaaaaa");
   });
 });
+
+describe("the proxy's answer to a server", () => {
+  it("one that did not reach the server is a warn intercept record `answer_failed`, valid as the log format says", async () => {
+    const { InterceptRecordSchema } = await import("../../src/records/schemas/intercept.js");
+    const { i, records } = interceptor();
+    const asked = [{ event: { kind: "request", direction: "server_to_client", id: 7, method: "sampling/createMessage" }, decision: { action: "allow", enforced: false, rules: [] } }] as unknown as Judged[];
+    i.answerFailed(place, asked, "the server refused the proxy's answer: HTTP 500");
+    expect(records).toEqual([expect.objectContaining({ event: "intercept", action: "answer_failed", direction: "server_to_client", id: 7, method: "sampling/createMessage", reason: "the server refused the proxy's answer: HTTP 500" })]);
+    expect(InterceptRecordSchema.safeParse({ level: "warn", time: new Date().toISOString(), ...records[0] }).success).toBe(true);
+  });
+});

@@ -70,6 +70,7 @@ export const RpcRecordSchema = z.strictObject({
   tracestate: z.string().optional(),
   batch: z.strictObject({ index: z.number().int().nonnegative(), size: z.number().int().positive() }).optional(),
   insecureUpstream: z.literal(true).optional(),
+  proxyAnswer: z.literal(true).optional(),
   readability: z.strictObject({ reason: z.string(), readings: z.number().int().positive() }).optional(),
   params: z.unknown().optional(),
   result: z.unknown().optional(),

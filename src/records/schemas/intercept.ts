@@ -13,7 +13,7 @@ export const InterceptRecordSchema = z.strictObject({
   id: requestId.nullable(),
   method: nullableString,
   tool: nullableString,
-  action: z.enum(["forwarded", "edited", "dropped", "timeout"]),
+  action: z.enum(["forwarded", "edited", "dropped", "timeout", "answer_failed"]),
   heldMs: count,
   reason: z.string().optional(),
   message: z.unknown().optional(),
