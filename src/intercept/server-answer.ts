@@ -39,7 +39,11 @@ const NOT_CARRIED = new Set([
   "last-event-id",
   "proxy-authorization",
   "proxy-connection",
+  // What the client's own message was (the 2026-07-28 revision's routing headers): not this answer.
+  "mcp-method",
+  "mcp-name",
 ]);
+const NOT_CARRIED_PREFIX = "mcp-param-";
 
 interface Target {
   secure: boolean;
@@ -150,7 +154,7 @@ function targetOf(flow: McpFlow): Target | string {
 function headersOf(h: IncomingHttpHeaders, t: Target): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(h)) {
-    if (value === undefined || NOT_CARRIED.has(name.toLowerCase())) continue;
+    if (value === undefined || NOT_CARRIED.has(name.toLowerCase()) || name.toLowerCase().startsWith(NOT_CARRIED_PREFIX)) continue;
     out[name] = value;
   }
   // The server's own name, as the proxy's forwarding sends it (a reverse mapping's client named the proxy instead).

@@ -63,18 +63,22 @@ export class SegmentFiles {
    * Only the opening (once per file) waits for the pool.
    */
   async readNow(segment: Segment, offset: number, length: number, into: Buffer): Promise<Buffer | string> {
-    const handle = await this.handleOf(segment);
-    if (handle === null) return segment.gone ?? `${segment.file}: cannot be read again`;
-    try {
-      let done = 0;
-      while (done < length) {
-        const bytesRead = readSync(handle.fd, into, done, length - done, offset + done);
-        if (bytesRead === 0) return `${segment.file} is shorter than when it was read (truncated): the record's text is gone`;
-        done += bytesRead;
+    for (let attempt = 0; ; attempt++) {
+      const handle = await this.handleOf(segment);
+      if (handle === null) return segment.gone ?? `${segment.file}: cannot be read again`;
+      try {
+        let done = 0;
+        while (done < length) {
+          const bytesRead = readSync(handle.fd, into, done, length - done, offset + done);
+          if (bytesRead === 0) return `${segment.file} is shorter than when it was read (truncated): the record's text is gone`;
+          done += bytesRead;
+        }
+        return into.subarray(0, length);
+      } catch (err) {
+        // Closed between the opening and the read, to keep within MAX_OPEN_SEGMENTS: opened again once.
+        if (segment.handle !== handle && attempt === 0) continue;
+        return `${segment.file}: ${(err as Error).message}`;
       }
-      return into.subarray(0, length);
-    } catch (err) {
-      return `${segment.file}: ${(err as Error).message}`;
     }
   }
 

@@ -46,6 +46,8 @@ export class TokenWorker {
   /** Batches sent and not yet answered, in the order sent (the thread answers in that order). */
   private readonly asked: Asked[] = [];
   private idle: NodeJS.Timeout | null = null;
+  /** Closed for good (its UI server closed): a late ask fails rather than start another thread. */
+  private closed = false;
   private readonly idleMs: number;
   private readonly tokenizerUrl: string | undefined;
 
@@ -57,6 +59,7 @@ export class TokenWorker {
   /** The tokens of each text, counted in the thread. */
   readonly count: CountBatch = (texts) =>
     new Promise<number[]>((resolve, reject) => {
+      if (this.closed) return reject(new Error("the token counter was closed"));
       let worker: Worker;
       try {
         worker = this.worker ?? this.start();
@@ -77,6 +80,12 @@ export class TokenWorker {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    await this.retire();
+  }
+
+  /** Ends the thread (idle, or closing); the next ask, unless closed, starts another. */
+  private async retire(): Promise<void> {
     const worker = this.worker;
     this.stopped(new Error("the token counter was closed"));
     if (worker) await worker.terminate();
@@ -87,12 +96,14 @@ export class TokenWorker {
     const worker = new Worker(WORKER_BODY, { eval: true, workerData: { tokenizer }, name: "mcp-wiretap tokens" });
     worker.unref();
     worker.on("message", (answer: Answer) => {
+      // A late answer of a thread already replaced owes nothing to the new one's asks.
+      if (this.worker !== worker) return;
       const next = this.asked.shift();
       if (Array.isArray(answer)) next?.resolve(answer);
       else next?.reject(new Error(`token count failed: ${answer.error}`));
-      if (this.asked.length === 0 && this.worker === worker) {
+      if (this.asked.length === 0) {
         worker.unref();
-        this.idle = setTimeout(() => void this.close(), this.idleMs).unref();
+        this.idle = setTimeout(() => void this.retire(), this.idleMs).unref();
       }
     });
     worker.on("error", (err) => this.worker === worker && this.stopped(new Error(`the token counter stopped: ${err.message}`)));

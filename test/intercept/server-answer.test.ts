@@ -57,7 +57,7 @@ function flowAt(path: string, legacy?: { key: string; endpointPath: string }): M
     legacy,
     ex: {
       server: { host: "127.0.0.1", port, secure: false },
-      request: { path, headers: { host: "127.0.0.1:1", authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-length": "99", accept: "text/event-stream", "last-event-id": "7" } },
+      request: { path, headers: { host: "127.0.0.1:1", authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-length": "99", accept: "text/event-stream", "last-event-id": "7", "mcp-method": "tools/call", "mcp-name": "echo", "mcp-param-region": "eu" } },
     },
     context: () => ({}),
   } as unknown as McpFlow;
@@ -76,6 +76,8 @@ describe("ServerAnswers", () => {
     expect(recorded.at(-1)).toEqual(answer);
     expect(post.headers).toMatchObject({ authorization: "Bearer t0ken", "mcp-session-id": "s-1", "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(post.body.length), host: `127.0.0.1:${port}` });
     expect(post.headers["last-event-id"]).toBeUndefined();
+    // The client's message's own routing headers describe that message, not this answer.
+    expect(Object.keys(post.headers).filter((h) => h.startsWith("mcp-") && h !== "mcp-session-id")).toEqual([]);
   });
 
   it("legacy HTTP+SSE: to the session's endpoint; one on another host or port is never written to", async () => {

@@ -28,6 +28,14 @@ describe("token worker", () => {
     expect(worker.running).toBe(false);
   });
 
+  it("once closed (its UI server closed), a late ask fails and starts no thread", async () => {
+    const worker = new TokenWorker();
+    expect(await worker.count(["hello"])).toHaveLength(1);
+    await worker.close();
+    await expect(worker.count(["late"])).rejects.toThrow(/closed/);
+    expect(worker.running).toBe(false);
+  });
+
   it("a report sent in many batches is the report counted in-thread", async () => {
     const worker = new TokenWorker();
     const rpc = (f: Record<string, unknown>) => JSON.stringify({ event: "rpc", server: `127.0.0.1:${9000 + (Number(f.id) % 3)}`, method: "tools/call", tool: `t${Number(f.id) % 7}`, ...f });

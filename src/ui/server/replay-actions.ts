@@ -99,6 +99,9 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
       if (typeof request === "string") return { status: 400, body: { ok: false, error: request } };
       let typed: string[] = [];
       try {
+        // A check (as the person types) may use the description made for the last one; a replay is judged by
+        // the records as they are now: the server may have listed its tools again (no longer read-only).
+        if (action !== "replay-check") described.delete(request.call);
         const call = await describe(request.call);
         const params = request.params ?? call.params;
         if (action === "replay-check") return { status: 200, body: { ok: true, ...check(call, params) } };

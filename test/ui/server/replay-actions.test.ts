@@ -139,6 +139,21 @@ describe("replay endpoint bounds", () => {
 });
 
 describe("looking up the call to replay", () => {
+  it("a replay is judged by the server's tool list as it is when sent, not as an earlier check saw it", async () => {
+    const history = new RecordHistory();
+    const base = { level: "info", time: "2026-11-28T07:00:00.000Z", transport: "streamable-http", server: "127.0.0.1:9", path: "/mcp", session: "s1" };
+    const listing = (annotations: object, id: number) => ({ ...base, flow: FLOW, event: "rpc", direction: "server_to_client", kind: "response", id, method: "tools/list", result: { tools: [{ name: "echo", inputSchema: { type: "object" }, annotations }] } });
+    history.append(JSON.stringify({ ...base, flow: FLOW, event: "rpc", direction: "client_to_server", kind: "request", id: 1, method: "tools/call", tool: "echo", params: { name: "echo", arguments: {} } }));
+    history.append(JSON.stringify(listing({ readOnlyHint: true }, 0)));
+    const replay = replayActions(history, { proxy: { caDir: "unused", upstreamCa: [], insecureUpstream: false }, records: runningLogStream(() => undefined), timeoutMs: 1_000 });
+    expect((await replay.handle("replay-check", JSON.stringify({ call: `${FLOW}#1` }))).body).toMatchObject({ ok: true, confirm: null });
+    // The server lists echo again, no longer read-only (a changed definition): the replay asks first.
+    history.append(JSON.stringify(listing({ destructiveHint: true }, 2)));
+    const answer = await replay.handle("replay", JSON.stringify({ call: `${FLOW}#1` }));
+    expect(answer.status).toBe(409);
+    expect(answer.body).toMatchObject({ confirm: { tool: "echo", destructive: true } });
+  });
+
   it("lets the proxy's event loop turn while it reads a server's many records", async () => {
     // The history of a running proxy: a server with many records (a hostile one can make them large).
     const history = new RecordHistory();
