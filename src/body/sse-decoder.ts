@@ -50,9 +50,6 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   return new BoundedSseDecoder(options);
 }
 
-/** An unterminated block longer than this at the stream's end is reported without being parsed. */
-const INCOMPLETE_PARSED_BYTES = 64 * 1024;
-
 /**
  * eventsource-parser does the SSE field grammar; this wrapper finds the blank lines itself, on the raw
  * bytes (`SseBlankLines`, shared with the enforce-mode framer), so it can feed the parser one whole event
@@ -128,10 +125,7 @@ class BoundedSseDecoder implements SseDecoder {
     if (this.ended) return;
     this.ended = true;
     const bytes = this.offset - this.blockStart;
-    if (this.skipping || this.held.length > INCOMPLETE_PARSED_BYTES) {
-      // A long unterminated block is only reported: no receiver dispatches it, and parsing megabytes of it to
-      // see whether it held an event would hold the loop (a peer closing 40 such streams at once: seconds).
-      this.held.clear();
+    if (this.skipping) {
       this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes });
     } else {
       const rest = this.held.view();
