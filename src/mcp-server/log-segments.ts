@@ -38,23 +38,7 @@ export class SegmentFiles {
 
   /** `length` bytes at `offset` of the segment's file into `into`, or why they cannot be read. */
   async read(segment: Segment, offset: number, length: number, into: Buffer = Buffer.allocUnsafe(length)): Promise<Buffer | string> {
-    for (let attempt = 0; ; attempt++) {
-      const handle = await this.handleOf(segment);
-      if (handle === null) return segment.gone ?? `${segment.file}: cannot be read again`;
-      try {
-        let done = 0;
-        while (done < length) {
-          const { bytesRead } = await handle.read(into, done, length - done, offset + done);
-          if (bytesRead === 0) return `${segment.file} is shorter than when it was read (truncated): the record's text is gone`;
-          done += bytesRead;
-        }
-        return into.subarray(0, length);
-      } catch (err) {
-        // Closed under this read to keep within MAX_OPEN_SEGMENTS: opened again once.
-        if (segment.handle !== handle && attempt === 0) continue;
-        return `${segment.file}: ${(err as Error).message}`;
-      }
-    }
+    return this.readWith(segment, offset, length, into, async (handle, at, want, from) => (await handle.read(into, at, want, from)).bytesRead);
   }
 
   /**
@@ -63,19 +47,29 @@ export class SegmentFiles {
    * Only the opening (once per file) waits for the pool.
    */
   async readNow(segment: Segment, offset: number, length: number, into: Buffer): Promise<Buffer | string> {
+    return this.readWith(segment, offset, length, into, (handle, at, want, from) => readSync(handle.fd, into, at, want, from));
+  }
+
+  private async readWith(
+    segment: Segment,
+    offset: number,
+    length: number,
+    into: Buffer,
+    readInto: (handle: FileHandle, at: number, want: number, from: number) => number | Promise<number>,
+  ): Promise<Buffer | string> {
     for (let attempt = 0; ; attempt++) {
       const handle = await this.handleOf(segment);
       if (handle === null) return segment.gone ?? `${segment.file}: cannot be read again`;
       try {
         let done = 0;
         while (done < length) {
-          const bytesRead = readSync(handle.fd, into, done, length - done, offset + done);
+          const bytesRead = await readInto(handle, done, length - done, offset + done);
           if (bytesRead === 0) return `${segment.file} is shorter than when it was read (truncated): the record's text is gone`;
           done += bytesRead;
         }
         return into.subarray(0, length);
       } catch (err) {
-        // Closed between the opening and the read, to keep within MAX_OPEN_SEGMENTS: opened again once.
+        // Closed under this read to keep within MAX_OPEN_SEGMENTS: opened again once.
         if (segment.handle !== handle && attempt === 0) continue;
         return `${segment.file}: ${(err as Error).message}`;
       }

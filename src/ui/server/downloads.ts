@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { answerPlain, sourceBytes } from "./plain-answer.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { str, type LogRecord } from "../../saved-logs/filters.js";
 import { Store, type Msg } from "../web/model.js";
@@ -36,17 +37,16 @@ export function downloadHandler(history: RecordHistory, source: string, countBat
   let busy = false;
   return (res, url) => {
     const name = url.pathname.slice("/api/download/".length);
-    if (!Object.hasOwn(FORMATS, name)) return plain(res, 404, "no such download (records.ndjson, capture.har or capture.html)");
+    if (!Object.hasOwn(FORMATS, name)) return answerPlain(res, 404, "no such download (records.ndjson, capture.har or capture.html)");
     const query = url.searchParams.get("q") ?? "";
     const filter = compileQuery(query);
-    if (filter.problems.length > 0) return plain(res, 400, `filter not understood: ${filter.problems.join(", ")}`);
-    if (busy) return plain(res, 429, "another download is being put together: try again in a moment");
+    if (filter.problems.length > 0) return answerPlain(res, 400, `filter not understood: ${filter.problems.join(", ")}`);
+    if (busy) return answerPlain(res, 429, "another download is being put together: try again in a moment");
     const given = Number(url.searchParams.get("upto") ?? history.end);
     const { lines } = history.slice(history.start, Math.max(0, (Number.isFinite(given) ? given : history.end) - history.start));
-    let bytes = 0;
-    for (const line of lines) bytes += line.length;
+    const bytes = sourceBytes(lines);
     if (bytes > maxSourceBytes) {
-      return plain(res, 413, `the records shown take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than a download reads (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap export\` or \`tail\` with filters on the log file`);
+      return answerPlain(res, 413, `the records shown take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than a download reads (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap export\` or \`tail\` with filters on the log file`);
     }
     busy = true;
     build(name as Format, lines, query, filter.test, source, countBatch)
@@ -61,7 +61,7 @@ export function downloadHandler(history: RecordHistory, source: string, countBat
           });
           res.end(body.text);
         },
-        (err: unknown) => plain(res, 500, `download failed: ${(err as Error).message}`),
+        (err: unknown) => answerPlain(res, 500, `download failed: ${(err as Error).message}`),
       )
       .finally(() => {
         busy = false;
@@ -111,9 +111,4 @@ async function build(format: Format, lines: readonly string[], query: string, te
   // Its token estimates go in with them, as `export --html` puts them (counted as /api/tokens counts).
   const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
   return { text: exportedPage(pageLines, `mcp-wiretap: ${what}`, await tokenReportInTurns(pageLines, countBatch)), matched: matched.length };
-}
-
-function plain(res: ServerResponse, status: number, reason: string): void {
-  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
-  res.end(`${reason}\n`);
 }

@@ -1,3 +1,4 @@
+import { answerPlain, sourceBytes } from "./plain-answer.js";
 import type { ServerResponse } from "node:http";
 import type { CountBatch } from "../../tokens/token-counter.js";
 import type { RecordHistory } from "./record-history.js";
@@ -20,10 +21,9 @@ export function tokenHandler(history: RecordHistory, countBatch: CountBatch, max
     // A count under way answers every page that asks meanwhile (its `X-Wiretap-Upto` says up to where).
     if (!last || (last.done && (last.start !== history.start || last.end !== end))) {
       const { lines } = history.slice(history.start, end - history.start);
-      let bytes = 0;
-      for (const line of lines) bytes += line.length;
+      const bytes = sourceBytes(lines);
       if (bytes > maxSourceBytes) {
-        return plain(res, 413, `the records held take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than the page counts tokens of (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap stats --tokens\` on the log file`);
+        return answerPlain(res, 413, `the records held take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than the page counts tokens of (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap stats --tokens\` on the log file`);
       }
       // Loaded here, on the first ask: the proxy never loads it otherwise.
       const body = import("../../tokens/tokens-in-turns.js").then(async ({ tokenReportInTurns }) => JSON.stringify(await tokenReportInTurns(lines, countBatch)));
@@ -40,12 +40,7 @@ export function tokenHandler(history: RecordHistory, countBatch: CountBatch, max
         res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), "X-Wiretap-Upto": String(counted) });
         res.end(text);
       },
-      (err: unknown) => plain(res, 500, `token count failed: ${(err as Error).message}`),
+      (err: unknown) => answerPlain(res, 500, `token count failed: ${(err as Error).message}`),
     );
   };
-}
-
-function plain(res: ServerResponse, status: number, reason: string): void {
-  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
-  res.end(`${reason}\n`);
 }

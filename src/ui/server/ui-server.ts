@@ -8,6 +8,7 @@ import { MAX_REPLAY_BODY_BYTES, type ReplayActions } from "./replay-actions.js";
 import { EvictionReport, type EvictionSink } from "../../bounds/evictions.js";
 import type { RecordHistory } from "./record-history.js";
 import { downloadHandler } from "./downloads.js";
+import { answerPlain as end } from "./plain-answer.js";
 import { tokenHandler } from "./token-endpoint.js";
 import { TokenWorker } from "../../tokens/token-worker.js";
 
@@ -320,9 +321,4 @@ function readJson(req: IncomingMessage, max: number): Promise<string | null> {
 function send(res: ServerResponse, type: string, body: string, status = 200): void {
   res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
   res.end(body);
-}
-
-function end(res: ServerResponse, status: number, reason: string): void {
-  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
-  res.end(`${reason}\n`);
 }
