@@ -9,11 +9,10 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { buildCalls } from "../analysis/calls.js";
 import { sum } from "../analysis/percentiles.js";
 import type { LogRecord } from "../saved-logs/filters.js";
+import { recordsInTurns } from "../saved-logs/lines-in-turns.js";
 import { TOKEN_ENCODING, type CountBatch } from "./token-counter.js";
 import { callTokens, listTokens, toolTokens, type CallTokens, type ListTokens, type ToolTokens } from "./token-costs.js";
 
-/** Lines parsed between two turns. */
-const LINES_PER_TURN = 1_000;
 /** Characters of texts in one batch (a batch ends with the text that reaches this: a larger text goes alone). */
 const BATCH_CHARS = 256 * 1024;
 /** Texts in one batch. */
@@ -33,16 +32,7 @@ export interface UiTokenReport {
 }
 
 export async function tokenReportInTurns(lines: readonly string[], countBatch: CountBatch): Promise<UiTokenReport> {
-  const records: LogRecord[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (i > 0 && i % LINES_PER_TURN === 0) await yieldToLoop();
-    try {
-      const r: unknown = JSON.parse(lines[i]!);
-      if (r !== null && typeof r === "object" && !Array.isArray(r)) records.push(r as LogRecord);
-    } catch {
-      // Not a record (a followed file can hold anything): the page counts it already.
-    }
-  }
+  const records = (await recordsInTurns(lines)).map((r) => r.record);
   await yieldToLoop();
   const calls = buildCalls(records);
   const batches = new Batches(countBatch);

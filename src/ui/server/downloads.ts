@@ -1,15 +1,14 @@
 import type { ServerResponse } from "node:http";
 import { answerPlain, sourceBytes } from "./plain-answer.js";
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { str, type LogRecord } from "../../saved-logs/filters.js";
+import { eachLineInTurns } from "../../saved-logs/lines-in-turns.js";
+import { parseRecord } from "../../saved-logs/parse-record.js";
 import { Store, type Msg } from "../web/model.js";
 import { compileQuery } from "../web/query.js";
 import { exportedPage } from "./assets.js";
 import type { RecordHistory } from "./record-history.js";
 import type { CountBatch } from "../../tokens/token-counter.js";
 
-/** Lines read between two turns of the event loop while a download is put together. */
-const LINES_PER_TURN = 1_000;
 /**
  * Record bytes a download may read: each is parsed, so a download holds a few times this while it is put
  * together, in the process that may be the proxy. Past it the page is told to use `export`/`tail` on the log.
@@ -72,24 +71,14 @@ export function downloadHandler(history: RecordHistory, source: string, countBat
 async function build(format: Format, lines: readonly string[], query: string, test: (m: Msg) => boolean, source: string, countBatch: CountBatch): Promise<{ text: string; matched: number }> {
   const store = new Store();
   const records: { record: LogRecord; line: string }[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (i > 0 && i % LINES_PER_TURN === 0) await yieldToLoop();
-    const line = lines[i]!;
-    let r: unknown;
-    try {
-      r = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (r === null || typeof r !== "object" || Array.isArray(r)) continue;
-    records.push({ record: r as LogRecord, line });
-    store.add(r as LogRecord, line);
-  }
+  await eachLineInTurns(lines, (line) => {
+    const record = parseRecord(line);
+    if (record === null) return;
+    records.push({ record, line });
+    store.add(record, line);
+  });
   const matched: Msg[] = [];
-  for (let i = 0; i < store.msgs.length; i++) {
-    if (i > 0 && i % LINES_PER_TURN === 0) await yieldToLoop();
-    if (test(store.msgs[i]!)) matched.push(store.msgs[i]!);
-  }
+  await eachLineInTurns(store.msgs.map((m) => m.line), (_line, i) => void (test(store.msgs[i]!) && matched.push(store.msgs[i]!)));
   if (format === "records.ndjson") return { text: matched.map((m) => `${m.line}\n`).join(""), matched: matched.length };
   const kept = new Set<LogRecord>(matched.map((m) => m.record));
   const what = `${source}${query.trim() ? `, filter: ${query.trim()}` : ""}`;

@@ -7,9 +7,9 @@
  * them; ui-server.ts runs every request through the action guard first.
  */
 import type { ValidateFunction } from "ajv";
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { SchemaCompiler } from "../../policy/schema-compiler.js";
 import { obj, type LogRecord } from "../../saved-logs/filters.js";
+import { eachLineInTurns, linesWithInTurns } from "../../saved-logs/lines-in-turns.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { ReplayError } from "../../replay/channel.js";
 import { replayOverHttp, type ReplayProxyOptions } from "../../replay/http-replay.js";
@@ -172,51 +172,25 @@ async function capturedCall(history: RecordHistory, selector: string): Promise<C
   if (flow.length < 8) return findBySelector([], selector);
   const { lines } = history.slice(history.start);
   const flowText = `"flow":${JSON.stringify(flow).slice(0, -1)}`;
-  const own = await parseLines(await linesWith(lines, (l) => l.includes(flowText)));
+  const own = await parseLines(await linesWithInTurns(lines, (l) => l.includes(flowText)));
   const server = own.map((r) => r.server).find((s): s is string => typeof s === "string");
   if (server === undefined) return findBySelector([], selector);
   const serverText = `"server":${JSON.stringify(server)}`;
   // Of the server's other records, only what describes the call: its sessions' handshakes, its tools/list
   // answers (the tools' definitions) and its GET streams (a legacy session's URL), not every exchange.
   const describes = (l: string): boolean => l.includes(serverText) && (l.includes('"event":"session"') || l.includes('"method":"tools/list"') || (l.includes('"event":"http"') && l.includes('"method":"GET"')));
-  return findBySelector(await parseLines(await linesWith(lines, (l) => l.includes(flowText) || describes(l))), selector);
-}
-
-/** Lines searched, or parsed, between two turns of the event loop; characters likewise. */
-const LINES_PER_TURN = 1_000;
-const CHARS_PER_TURN = 1024 * 1024;
-
-async function linesWith(lines: readonly string[], test: (line: string) => boolean): Promise<string[]> {
-  const out: string[] = [];
-  let chars = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    chars += line.length;
-    if ((i > 0 && i % LINES_PER_TURN === 0) || chars > CHARS_PER_TURN * 4) {
-      chars = 0;
-      await yieldToLoop();
-    }
-    if (test(line)) out.push(line);
-  }
-  return out;
+  return findBySelector(await parseLines(await linesWithInTurns(lines, (l) => l.includes(flowText) || describes(l))), selector);
 }
 
 async function parseLines(lines: readonly string[]): Promise<LogRecord[]> {
   let chars = 0;
-  let sinceTurn = 0;
   const out: LogRecord[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  await eachLineInTurns(lines, (line, i) => {
     chars += line.length;
-    sinceTurn += line.length;
     if (chars > MAX_LOOKUP_CHARS || i >= MAX_LOOKUP_RECORDS) throw new UsageError(`the records of this call and its server pass ${MAX_LOOKUP_CHARS / 1024 / 1024} MiB or ${MAX_LOOKUP_RECORDS} records in this UI: replay it with mcp-wiretap replay LOG --call …`);
-    if ((i > 0 && i % LINES_PER_TURN === 0) || sinceTurn > CHARS_PER_TURN) {
-      sinceTurn = 0;
-      await yieldToLoop();
-    }
     const record = parseRecord(line);
     if (record) out.push(record);
-  }
+  });
   return out;
 }
 

@@ -1,0 +1,49 @@
+/**
+ * Held log lines searched or parsed in turns of the event loop, for the handlers that may run in the proxy
+ * (the web UI's downloads, token estimates and replay lookups): one long history or one very long line must
+ * not keep the proxy's exchanges waiting for a whole pass.
+ */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import type { LogRecord } from "./filters.js";
+import { parseRecord } from "./parse-record.js";
+
+/** Lines handled between two turns of the loop, or characters, whichever comes first. */
+export const LINES_PER_TURN = 1_000;
+export const CHARS_PER_TURN = 1024 * 1024;
+
+/**
+ * Calls `each(line, index)` on every line in order, with a turn of the loop after every LINES_PER_TURN lines
+ * or CHARS_PER_TURN characters. `each` may throw to stop (the promise rejects with what it threw).
+ */
+export async function eachLineInTurns(lines: readonly string[], each: (line: string, index: number) => void): Promise<void> {
+  let chars = 0;
+  let sinceTurn = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (sinceTurn >= LINES_PER_TURN || chars >= CHARS_PER_TURN) {
+      sinceTurn = 0;
+      chars = 0;
+      await yieldToLoop();
+    }
+    sinceTurn++;
+    chars += line.length;
+    each(line, i);
+  }
+}
+
+/** The lines that pass `test`, searched in turns. */
+export async function linesWithInTurns(lines: readonly string[], test: (line: string) => boolean): Promise<string[]> {
+  const out: string[] = [];
+  await eachLineInTurns(lines, (line) => void (test(line) && out.push(line)));
+  return out;
+}
+
+/** Each line that is a JSON object, with its record, parsed in turns (other lines are left out). */
+export async function recordsInTurns(lines: readonly string[]): Promise<{ record: LogRecord; line: string }[]> {
+  const out: { record: LogRecord; line: string }[] = [];
+  await eachLineInTurns(lines, (line) => {
+    const record = parseRecord(line);
+    if (record) out.push({ record, line });
+  });
+  return out;
+}
