@@ -46,17 +46,27 @@ const RANK: Record<Verdict, number> = { allow: 0, flag: 1, deny: 2 };
 
 /** The requests of a log tied to their answers (the log's own correlation, replayed from its records). */
 export function buildCalls(records: readonly LogRecord[]): Call[] {
-  const calls: Call[] = [];
+  const pairing = new CallPairing();
+  for (const r of records) pairing.add(r);
+  return pairing.calls;
+}
+
+/** The calls of records given one at a time, in log order (so a long log can be paired in turns of the loop). */
+export class CallPairing {
+  readonly calls: Call[] = [];
   /** Requests awaiting their answer, by (server, direction, id); a list, as ids repeat across sessions. */
-  const pending = new Map<string, { call: Call; request: LogRecord }[]>();
-  const byCallId = new Map<string, Call>();
-  const open = (key: string, call: Call, request: LogRecord): void => {
-    const list = pending.get(key) ?? [];
+  private readonly pending = new Map<string, { call: Call; request: LogRecord }[]>();
+  private readonly byCallId = new Map<string, Call>();
+
+  private open(key: string, call: Call, request: LogRecord): void {
+    const list = this.pending.get(key) ?? [];
     list.push({ call, request });
-    pending.set(key, list);
-  };
-  for (const r of records) {
-    if (r.event !== "rpc") continue;
+    this.pending.set(key, list);
+  }
+
+  add(r: LogRecord): void {
+    const { calls, pending, byCallId } = this;
+    if (r.event !== "rpc") return;
     const kind = str(r.kind);
     const direction = str(r.direction);
     const callId = str(r.call);
@@ -64,7 +74,7 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
     // Before the answer that creates the task, only its status notifications can come.
     if (taskCall && (taskCall.taskId !== null || kind === "notification") && obj(r.task)?.created !== true) {
       onTask(taskCall, r, kind);
-      continue;
+      return;
     }
     if (kind === "request" && r.id !== null && r.id !== undefined) {
       // A retry of a multi-round call carries its round; a request that asks for a task starts a call of its own.
@@ -76,7 +86,7 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
       if (callId !== null && !joined) byCallId.set(callId, call);
       add(call, r);
       call.requestBytes += num(r.bytes) ?? 0;
-      open(key(r.server, direction, r.id), call, r);
+      this.open(key(r.server, direction, r.id), call, r);
     } else if (kind !== null && ANSWERS.has(kind)) {
       const requestDirection = kind === "unanswered" ? direction : opposite(direction);
       const list = pending.get(key(r.server, requestDirection, r.id)) ?? [];
@@ -94,16 +104,15 @@ export function buildCalls(records: readonly LogRecord[]): Call[] {
       if (callId !== null && str(r.resultType) === "input_required") byCallId.set(callId, call);
     } else if (kind === "notification" && str(r.method) === "notifications/cancelled") {
       const rel = obj(r.related);
-      if (!rel) continue;
+      if (!rel) return;
       const list = pending.get(key(r.server, direction, rel.id)) ?? [];
       const at = findLast(list, (p) => sameExchange(p.request, r));
-      if (at < 0) continue;
+      if (at < 0) return;
       const call = list[at]!.call;
       add(call, r);
       if (call.outcome === "open") call.outcome = "cancelled";
     }
   }
-  return calls;
 }
 
 /** A record of a call made as a task, after its creation: the call ends where the task reached its terminal state. */

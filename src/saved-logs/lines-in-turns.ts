@@ -12,23 +12,29 @@ export const LINES_PER_TURN = 1_000;
 export const CHARS_PER_TURN = 1024 * 1024;
 
 /**
- * Calls `each(line, index)` on every line in order, with a turn of the loop after every LINES_PER_TURN lines
- * or CHARS_PER_TURN characters. `each` may throw to stop (the promise rejects with what it threw).
+ * Calls `each(item, index)` on every item in order, with a turn of the loop after every LINES_PER_TURN items
+ * or CHARS_PER_TURN characters (as `charsOf` counts them). `each` may throw to stop (the promise rejects with
+ * what it threw).
  */
-export async function eachLineInTurns(lines: readonly string[], each: (line: string, index: number) => void): Promise<void> {
+export async function eachInTurns<T>(items: readonly T[], each: (item: T, index: number) => void, charsOf: (item: T) => number = () => 0): Promise<void> {
   let chars = 0;
   let sinceTurn = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
     if (sinceTurn >= LINES_PER_TURN || chars >= CHARS_PER_TURN) {
       sinceTurn = 0;
       chars = 0;
       await yieldToLoop();
     }
     sinceTurn++;
-    chars += line.length;
-    each(line, i);
+    chars += charsOf(item);
+    each(item, i);
   }
+}
+
+/** `eachInTurns` over lines, counting their characters. */
+export function eachLineInTurns(lines: readonly string[], each: (line: string, index: number) => void): Promise<void> {
+  return eachInTurns(lines, each, (line) => line.length);
 }
 
 /** The lines that pass `test`, searched in turns. */

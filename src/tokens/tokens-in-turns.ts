@@ -6,10 +6,10 @@
  * server address (`host:port`), as the UI's tool stats group calls.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { buildCalls } from "../analysis/calls.js";
+import { CallPairing } from "../analysis/calls.js";
 import { sum } from "../analysis/percentiles.js";
 import type { LogRecord } from "../saved-logs/filters.js";
-import { recordsInTurns } from "../saved-logs/lines-in-turns.js";
+import { eachInTurns, recordsInTurns } from "../saved-logs/lines-in-turns.js";
 import { TOKEN_ENCODING, type CountBatch } from "./token-counter.js";
 import { callTokens, listTokens, toolTokens, type CallTokens, type ListTokens, type ToolTokens } from "./token-costs.js";
 
@@ -33,8 +33,9 @@ export interface UiTokenReport {
 
 export async function tokenReportInTurns(lines: readonly string[], countBatch: CountBatch): Promise<UiTokenReport> {
   const records = (await recordsInTurns(lines)).map((r) => r.record);
-  await yieldToLoop();
-  const calls = buildCalls(records);
+  const pairing = new CallPairing();
+  await eachInTurns(records, (r) => pairing.add(r));
+  const calls = pairing.calls;
   const batches = new Batches(countBatch);
   // Counted as tokenCosts counts, with the index of each text in place of its tokens until all are answered.
   const listed = listTokens(records, batches.add);
