@@ -22,7 +22,7 @@ import { clientSettings, proxyUrlFor, renderSetting } from "./client-env.js";
 import { isLoopback } from "./option-parsers.js";
 import { PACKAGE_ROOT, VERSION } from "../util/package-info.js";
 import { WaitingBudget } from "../budget/waiting-budget.js";
-import { createMessagePipeline, loadPolicy, payloadOptions } from "../pipeline/record-pipeline.js";
+import { createMessagePipeline, loadPolicy, payloadOptions, type RecordPipeline } from "../pipeline/record-pipeline.js";
 import type { ContentDetectors } from "../policy/policy.js";
 import { UsageError } from "../util/usage-error.js";
 import { otlpSettings, type OtlpOptions } from "../otel/otlp-config.js";
@@ -88,6 +88,11 @@ export interface StartOptions {
   otlp?: OtlpOptions;
   /** Shared state for replicas (`--state redis://…`): pins and rate-limit counters. */
   state?: string;
+  /**
+   * A running proxy's policy, used as it is (its rate-limit counters, pins and shared state) in place of
+   * `config`, `mode` and `state`: a replay from that proxy's web UI counts as its traffic does.
+   */
+  policy?: RecordPipeline;
   /** The banner on stderr (default true); a replay's proxy has none. */
   banner?: boolean;
   /** Members every record carries (a replay's `replayOf`). */
@@ -119,10 +124,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const reverse = parseReverse(opts);
   const otlp = otlpSettings(opts.otlp ?? {});
   // `log` exists before any traffic, hence before any warning.
-  const state = opts.state
+  const state = opts.policy
+    ? null
+    : opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const { policyFile, policyConfig, policy } = await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode);
+  const loaded = opts.policy ?? (await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode));
+  const { policyFile, policyConfig, policy } = loaded;
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await sharedLeafIssuer(ca);
   const caFingerprint = ca.info().fingerprint256;
@@ -189,7 +197,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   const ui =
     opts.uiPort === undefined
       ? null
-      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r), intercept, await uiReplaySettings(opts, sink)).catch(async (err: unknown) => {
+      : await (await import("../ui/server/live-ui.js")).startLiveUi(sink.records, opts.uiPort, (r) => log.warn(r), intercept, await uiReplaySettings(opts, sink, loaded)).catch(async (err: unknown) => {
           await server.close(0);
           throw err;
         });
@@ -252,14 +260,13 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
   };
 }
 
-/** The UI of a running proxy replays as `replay` would, with this proxy's settings, into this proxy's log. */
-async function uiReplaySettings(opts: StartOptions, sink: LogSink) {
+/** The UI of a running proxy replays as `replay` would, with this proxy's settings and policy (its counters), into this proxy's log. */
+async function uiReplaySettings(opts: StartOptions, sink: LogSink, policy: RecordPipeline) {
   const { runningLogStream } = await import("../ui/server/replay-actions.js");
   return {
     proxy: {
       caDir: opts.caDir,
-      ...(opts.config ? { config: opts.config } : {}),
-      ...(opts.mode ? { mode: opts.mode } : {}),
+      policy,
       upstreamCa: opts.upstreamCa,
       insecureUpstream: opts.insecureUpstream,
       ...(opts.payloads ? { payloads: opts.payloads } : {}),

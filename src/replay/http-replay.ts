@@ -7,6 +7,7 @@
 import { Agent } from "undici";
 import type { PayloadMode } from "../log/payload.js";
 import type { PolicyMode } from "../policy/config.js";
+import type { RecordPipeline } from "../pipeline/record-pipeline.js";
 import { HttpChannel } from "./http-channel.js";
 import { LegacyChannel } from "./legacy-channel.js";
 import { replaySession, type SessionPlan, type SessionResult } from "./session.js";
@@ -17,8 +18,10 @@ export interface ReplayProxyOptions {
   /** Where the replay's records go: a file, appended to, or a stream of record lines (the web UI's running proxy). */
   logFile: string | NodeJS.WritableStream;
   config?: string;
-  /** Overrides the policy file's mode (a running proxy's `--mode`, for a replay from its UI). */
+  /** Overrides the policy file's mode. */
   mode?: PolicyMode;
+  /** A running proxy's policy, used as it is (a replay from its UI: its rate-limit counters and pins). */
+  policy?: RecordPipeline;
   upstreamCa: string[];
   insecureUpstream: boolean;
   payloads?: PayloadMode;
@@ -45,6 +48,7 @@ export async function replayOverHttp(r: HttpReplay, plan: SessionPlan, o: Replay
     ...(typeof o.logFile === "string" ? { logFile: o.logFile } : { logStream: o.logFile }),
     ...(o.config ? { config: o.config } : {}),
     ...(o.mode ? { mode: o.mode } : {}),
+    ...(o.policy ? { policy: o.policy } : {}),
     upstreamCa: o.upstreamCa,
     insecureUpstream: o.insecureUpstream,
     passthrough: [],

@@ -11,6 +11,10 @@ import { connectSse, connectStreamable } from "../helpers/mcp-client.js";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.js";
 import { readRecords, runCli, startTestProxy, testCaFile, type LogRecord } from "../helpers/proxy-harness.js";
 import { copyOfCapture } from "./capture-copy.js";
+import { loadPolicy } from "../../src/pipeline/record-pipeline.js";
+import { replayOverHttp } from "../../src/replay/http-replay.js";
+import { sessionPlan, targetUrl } from "../../src/replay/replay-call.js";
+import { findBySelector } from "../../src/replay/selection.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 let dir: string;
@@ -138,6 +142,33 @@ describe("replay over Streamable HTTP", () => {
     expect(denied.decision).toMatchObject({ action: "deny", enforced: true });
     expect(denied.replayOf).toBe(echoSelector);
   }, 30_000);
+
+  it("a replay given a running proxy's policy counts in that policy's rate limits (a UI replay cannot start its counters afresh)", async () => {
+    const policyFile = path.join(dir, "one-call-a-minute.yaml");
+    writeFileSync(policyFile, ["mode: enforce", "default: allow", "rateLimits:", "  - name: one-echo-a-minute", "    perMinute: 1", "    per: server", "    match:", "      method: tools/call", ""].join("\n"));
+    const running = await loadPolicy(policyFile, path.join(dir, "shared-pins"));
+    const records = await readRecords(capture);
+    const call = findBySelector(records as never, echoSelector);
+    const before = upstream.counters.toolCallsByName.get("echo") ?? 0;
+    const replayOnce = async (name: string) => {
+      const log = path.join(dir, `${name}.ndjson`);
+      const result = await replayOverHttp(
+        { transport: "streamable-http", url: targetUrl(call, undefined), headers: {}, replayOf: echoSelector, timeoutMs: 20_000 },
+        sessionPlan(call, call.params),
+        { caDir, logFile: log, upstreamCa: [testCaFile()], insecureUpstream: false, policy: running },
+      );
+      return { result, records: await readRecords(log) };
+    };
+    const first = await replayOnce("rate-first");
+    expect(Object.hasOwn(first.result.answer.message, "result")).toBe(true);
+    // The second replay, with its own proxy, meets the counter the first one moved.
+    const second = await replayOnce("rate-second");
+    expect(Object.hasOwn(second.result.answer.message, "error")).toBe(true);
+    const denied = second.records.find((r) => r.event === "rpc" && r.kind === "request" && r.method === "tools/call")!;
+    expect(denied.decision).toMatchObject({ action: "deny", enforced: true });
+    expect(JSON.stringify(denied.decision)).toContain("one-echo-a-minute");
+    expect(upstream.counters.toolCallsByName.get("echo") ?? 0).toBe(before + 1);
+  }, 40_000);
 
   it("a 401 names --header", async () => {
     const log = copyOfCapture(capture, "unauthorized");
