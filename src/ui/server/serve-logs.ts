@@ -1,3 +1,4 @@
+import path from "node:path";
 import { FileReadError, fileLines } from "../../saved-logs/follow.js";
 import { ensureLogFolder, stdioLogFolder } from "../../stdio/log-folder.js";
 import { UsageError } from "../../util/usage-error.js";
@@ -101,8 +102,15 @@ async function uiReplay(history: RecordHistory, file: string, o: UiCommandOption
   }
   if (typeof first?.seq === "number") throw new UsageError(`--allow-replay: ${file} is audit-chained: a replay's records cannot join its chain (use mcp-wiretap replay --log-file)`);
   const sink = createLogSink({ file });
+  // One policy for all of this UI's replays, loaded now (a bad --config is said at start): its rate-limit
+  // counters and pins carry from one replay to the next, as a running proxy's do.
+  const { loadPolicy } = await import("../../pipeline/record-pipeline.js");
+  const policy = await loadPolicy(o.config, path.resolve(o.caDir!), (w) => sink.logger.warn(w)).catch(async (err: unknown) => {
+    await sink.flush();
+    throw err;
+  });
   const actions = replayActions(history, {
-    proxy: { caDir: o.caDir!, ...(o.config ? { config: o.config } : {}), upstreamCa: o.upstreamCa ?? [], insecureUpstream: o.insecureUpstream === true },
+    proxy: { caDir: o.caDir!, policy, upstreamCa: o.upstreamCa ?? [], insecureUpstream: o.insecureUpstream === true },
     records: runningLogStream((line) => sink.writeLine(line)),
     timeoutMs: 60_000,
   });
