@@ -53,3 +53,16 @@ export async function recordsInTurns(lines: readonly string[]): Promise<{ record
   });
   return out;
 }
+
+let passes: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `pass` after every pass started before it has ended: the process's passes that hold a parsed copy of
+ * many lines (a UI's download, its token count, a replay's lookup) run one at a time, so at most one such
+ * copy (up to each handler's own bound) exists at once, not one per handler.
+ */
+export function oneHeldPassAtATime<T>(pass: () => Promise<T>): Promise<T> {
+  const run = passes.then(pass);
+  passes = run.catch(() => undefined);
+  return run;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CHARS_PER_TURN, eachLineInTurns, LINES_PER_TURN, linesWithInTurns, recordsInTurns } from "../../src/saved-logs/lines-in-turns.js";
+import { CHARS_PER_TURN, eachLineInTurns, LINES_PER_TURN, linesWithInTurns, oneHeldPassAtATime, recordsInTurns } from "../../src/saved-logs/lines-in-turns.js";
 
 /** Counts the turns of the loop the other work got while `work` ran (one fewer than the pauses: the first is shared). */
 async function turnsDuring(work: Promise<unknown>): Promise<number> {
@@ -48,5 +48,25 @@ describe("lines in turns", () => {
     await expect(pass).rejects.toThrow("too much");
     expect(seen).toEqual(["a"]);
     expect(await linesWithInTurns(["ab", "b", "cb", "c"], (l) => l.endsWith("b"))).toEqual(["ab", "b", "cb"]);
+  });
+
+  it("held passes run one at a time, in the order asked, and a failed one does not hold up the next", async () => {
+    const log: string[] = [];
+    let running = 0;
+    let most = 0;
+    const pass = (name: string, fail = false) => async () => {
+      running++;
+      most = Math.max(most, running);
+      log.push(`start ${name}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      log.push(`end ${name}`);
+      running--;
+      if (fail) throw new Error(`${name} failed`);
+      return name;
+    };
+    const results = await Promise.allSettled([oneHeldPassAtATime(pass("download")), oneHeldPassAtATime(pass("tokens", true)), oneHeldPassAtATime(pass("lookup"))]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(most).toBe(1);
+    expect(log).toEqual(["start download", "end download", "start tokens", "end tokens", "start lookup", "end lookup"]);
   });
 });

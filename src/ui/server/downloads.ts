@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { answerPlain, sourceBytes } from "./plain-answer.js";
 import { str, type LogRecord } from "../../saved-logs/filters.js";
-import { eachLineInTurns } from "../../saved-logs/lines-in-turns.js";
+import { eachLineInTurns, oneHeldPassAtATime } from "../../saved-logs/lines-in-turns.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { Store, type Msg } from "../web/model.js";
 import { compileQuery } from "../web/query.js";
@@ -48,7 +48,7 @@ export function downloadHandler(history: RecordHistory, source: string, countBat
       return answerPlain(res, 413, `the records shown take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than a download reads (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap export\` or \`tail\` with filters on the log file`);
     }
     busy = true;
-    build(name as Format, lines, query, filter.test, source, countBatch)
+    oneHeldPassAtATime(() => build(name as Format, lines, query, filter.test, source, countBatch))
       .then(
         (body) => {
           const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");

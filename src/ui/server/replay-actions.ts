@@ -9,7 +9,7 @@
 import type { ValidateFunction } from "ajv";
 import { SchemaCompiler } from "../../policy/schema-compiler.js";
 import { obj, type LogRecord } from "../../saved-logs/filters.js";
-import { eachLineInTurns, linesWithInTurns } from "../../saved-logs/lines-in-turns.js";
+import { eachLineInTurns, linesWithInTurns, oneHeldPassAtATime } from "../../saved-logs/lines-in-turns.js";
 import { parseRecord } from "../../saved-logs/parse-record.js";
 import { ReplayError } from "../../replay/channel.js";
 import { replayOverHttp, type ReplayProxyOptions } from "../../replay/http-replay.js";
@@ -63,13 +63,11 @@ export function replayActions(history: RecordHistory, settings: ReplaySettings):
   const schemas = new SchemaCompiler();
   const described = new Map<string, Promise<CapturedCall>>();
   let running = 0;
-  // One lookup at a time: each holds a parsed copy of a server's records while it runs.
-  let lookups: Promise<unknown> = Promise.resolve();
   const describe = (selector: string): Promise<CapturedCall> => {
     const hit = described.get(selector);
     if (hit) return hit;
-    const call = lookups.then(() => capturedCall(history, selector));
-    lookups = call.catch(() => undefined);
+    // One lookup at a time, and none beside a download or a token count: each holds a parsed copy of records.
+    const call = oneHeldPassAtATime(() => capturedCall(history, selector));
     described.set(selector, call);
     // A failed lookup is not kept: the call may be in the records later.
     call.catch(() => {

@@ -1,6 +1,7 @@
 import { answerPlain, sourceBytes } from "./plain-answer.js";
 import type { ServerResponse } from "node:http";
 import type { CountBatch } from "../../tokens/token-counter.js";
+import { oneHeldPassAtATime } from "../../saved-logs/lines-in-turns.js";
 import type { RecordHistory } from "./record-history.js";
 import { MAX_DOWNLOAD_SOURCE_BYTES } from "./downloads.js";
 
@@ -26,7 +27,10 @@ export function tokenHandler(history: RecordHistory, countBatch: CountBatch, max
         return answerPlain(res, 413, `the records held take ${Math.ceil(bytes / 1024 / 1024)} MiB, more than the page counts tokens of (${Math.floor(maxSourceBytes / 1024 / 1024)} MiB): use \`mcp-wiretap stats --tokens\` on the log file`);
       }
       // Loaded here, on the first ask: the proxy never loads it otherwise.
-      const body = import("../../tokens/tokens-in-turns.js").then(async ({ tokenReportInTurns }) => JSON.stringify(await tokenReportInTurns(lines, countBatch)));
+      const body = oneHeldPassAtATime(async () => {
+        const { tokenReportInTurns } = await import("../../tokens/tokens-in-turns.js");
+        return JSON.stringify(await tokenReportInTurns(lines, countBatch));
+      });
       const entry = { start: history.start, end, body, done: false };
       last = entry;
       body.then(
