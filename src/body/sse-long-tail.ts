@@ -1,3 +1,5 @@
+import { SseBlankLines } from "./sse-blank-lines.js";
+
 /**
  * The lines a client acts on in a long SSE block that the stream's end leaves undispatched, found on the
  * bytes, without decoding the block: parsing megabytes of `data:` text only to discard it held the event
@@ -11,7 +13,6 @@
  */
 
 const LF = 0x0a;
-const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 
@@ -24,31 +25,21 @@ export interface LongTailFields {
 
 /** `pieces`: the block's bytes in order, as held (not joined: joining 8 MiB cost more than reading it). */
 export function longTailFields(pieces: readonly Buffer[]): LongTailFields {
-  const kept: { retry: Buffer | null; id: Buffer | null; event: Buffer | null; sawData: boolean } = { retry: null, id: null, event: null, sawData: false };
+  const kept: Kept = { retry: null, id: null, event: null, sawData: false };
   /** The current line's bytes so far, as views of the pieces it spans. */
   let parts: Buffer[] = [];
-  let afterCr = false;
+  // SSE line ends as the decoder reads them (LF, CR, CRLF split across pieces or not), found by native search.
+  const lineEnds = new SseBlankLines();
   for (const piece of pieces) {
-    // A CR that ended the last piece and an LF that starts this one are one line end.
-    let start = afterCr && piece[0] === LF ? 1 : 0;
-    afterCr = false;
-    // Next CR and LF at or after the line's start, each found once by a native search (linear in all).
-    let nextLf = piece.indexOf(LF, start);
-    let nextCr = piece.indexOf(CR, start);
-    while (start < piece.length) {
-      if (nextLf !== -1 && nextLf < start) nextLf = piece.indexOf(LF, start);
-      if (nextCr !== -1 && nextCr < start) nextCr = piece.indexOf(CR, start);
-      const end = nextLf === -1 ? nextCr : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
-      if (end === -1) {
-        parts.push(piece.subarray(start));
-        break;
-      }
-      parts.push(piece.subarray(start, end));
+    let from = 0;
+    const ended = (lineEnd: number, next: number): void => {
+      parts.push(piece.subarray(from, lineEnd));
       readLine(parts, kept);
       parts = [];
-      if (piece[end] === CR && end + 1 === piece.length) afterCr = true;
-      start = end + (piece[end] === CR && piece[end + 1] === LF ? 2 : 1);
-    }
+      from = next;
+    };
+    lineEnds.scan(piece, { crlfContinued: () => (from = 1), blank: ended, line: ended });
+    if (from < piece.length) parts.push(piece.subarray(from));
   }
   // A line the stream's end cut is read as the decoder reads a short block's: as if it had ended.
   if (parts.length > 0) readLine(parts, kept);
@@ -56,7 +47,14 @@ export function longTailFields(pieces: readonly Buffer[]): LongTailFields {
   return { lines: Buffer.concat(lines.flatMap((line) => [line, Buffer.of(LF)])), sawData: kept.sawData };
 }
 
-function readLine(parts: Buffer[], kept: { retry: Buffer | null; id: Buffer | null; event: Buffer | null; sawData: boolean }): void {
+interface Kept {
+  retry: Buffer | null;
+  id: Buffer | null;
+  event: Buffer | null;
+  sawData: boolean;
+}
+
+function readLine(parts: Buffer[], kept: Kept): void {
   const head = parts.length === 1 || parts[0]!.length >= 6 ? parts[0]! : firstBytes(parts, 6);
   const whole = (): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
   if (isField(head, "data")) kept.sawData = true;
