@@ -14,7 +14,7 @@ import path from "node:path";
 import { Child } from "./child.ts";
 import { ATTACKS, startHostileUpstream, type Attack } from "./hostile-attacks.ts";
 import type { AttackOrder } from "./hostile-peer.ts";
-import { NODE_FLAGS, REPO } from "./paths.ts";
+import { nodeFlags, REPO } from "./paths.ts";
 import { percentile, round } from "./stats.ts";
 import { nowMs, sleep } from "./time.ts";
 
@@ -49,6 +49,8 @@ export interface HostileResult {
 
 export interface HostileOptions {
   tmp: string;
+  /** `--cpu-prof DIR`: a V8 CPU profile of each proxy under attack, or null. */
+  cpuProfDir?: string | null;
   /** Longest an attack may run (it stops there and says how far it got). */
   secondsPerAttack: number;
   /** 1: the issue's sizes; less shrinks the counts. */
@@ -104,7 +106,7 @@ async function startHostilePeer(): Promise<HostilePeer> {
 async function measure(opts: HostileOptions, attack: Attack | null, hostile: HostilePeer, benignPort: number, quiet: HostileRow | null = null): Promise<HostileRow> {
   const name = attack ? `row ${attack.row}: ${attack.name}` : "quiet";
   opts.progress(`hostile peer, ${name}`);
-  const proxy = await startProxy(opts.tmp, attack?.proxyArgs);
+  const proxy = await startProxy(opts, attack?.proxyArgs);
   try {
     await sleep(500);
     const before = proxy.child.rssMiB();
@@ -158,7 +160,7 @@ async function measure(opts: HostileOptions, attack: Attack | null, hostile: Hos
   }
 }
 
-async function startProxy(tmp: string, args?: "enforce" | "ui"): Promise<{ child: Child; port: number; uiFeed?: string }> {
+async function startProxy({ tmp, cpuProfDir }: HostileOptions, args?: "enforce" | "ui"): Promise<{ child: Child; port: number; uiFeed?: string }> {
   const n = ++instances;
   const extra: string[] = [];
   if (args === "enforce") {
@@ -167,7 +169,7 @@ async function startProxy(tmp: string, args?: "enforce" | "ui"): Promise<{ child
     extra.push("--config", policy);
   }
   if (args === "ui") extra.push("--ui-port", "0");
-  const child = new Child("mcp-wiretap", process.execPath, [...NODE_FLAGS, WIRETAP_MAIN, "start", "--port", "0", "--ca-dir", path.join(tmp, `hostile-ca-${n}`), "--log-file", path.join(tmp, `hostile-${n}.log`), ...extra]);
+  const child = new Child("mcp-wiretap", process.execPath, [...nodeFlags({ cpuProfDir: cpuProfDir ?? null }), WIRETAP_MAIN, "start", "--port", "0", "--ca-dir", path.join(tmp, `hostile-ca-${n}`), "--log-file", path.join(tmp, `hostile-${n}.log`), ...extra]);
   const listening = await child.waitForOutput(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 30_000);
   if (!listening) throw new Error(`mcp-wiretap did not start: ${child.stderr.trim().slice(-1000)}`);
   const ui = args === "ui" ? await child.waitForOutput(/UI: (http:\/\/\S+)\?token=(\S+)/, 10_000) : null;

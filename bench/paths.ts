@@ -37,7 +37,7 @@ export interface BenchContext {
 }
 
 /** Node options of a proxy child: the V8 setting, and a CPU profile when asked for. */
-function nodeFlags(ctx: BenchContext): string[] {
+export function nodeFlags(ctx: Pick<BenchContext, "cpuProfDir">): string[] {
   return ctx.cpuProfDir ? [...NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${ctx.cpuProfDir}`] : NODE_FLAGS;
 }
 

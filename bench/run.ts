@@ -395,7 +395,7 @@ async function main(): Promise<void> {
   }
   await upstream.close();
   if (options.measures.includes("hostile")) {
-    results.hostile = await runHostile({ tmp, secondsPerAttack: d.hostileSeconds, scale: d.hostileScale, ...(options.hostileRows ? { rows: options.hostileRows } : {}), progress }).catch((err: unknown) => ({
+    results.hostile = await runHostile({ tmp, cpuProfDir: options.cpuProfDir, secondsPerAttack: d.hostileSeconds, scale: d.hostileScale, ...(options.hostileRows ? { rows: options.hostileRows } : {}), progress }).catch((err: unknown) => ({
       skipped: `failed: ${errorText(err)}`,
     }));
   }

@@ -58,7 +58,7 @@ function readTexts(undone: Undone, opts: JsonReadingOptions, doubts: string[]): 
   let problem: BodyProblem | null = undone.failure;
   for (const [text, size] of sizes) {
     let parsed = parseJsonText(text);
-    const leading = parsed.ok ? null : leadingValue(text);
+    const leading = parsed.ok || parsed.code === "json_too_many_values" ? null : leadingValue(text);
     if (leading) {
       parsed = leading.parsed;
       doubts.push(leading.doubt);

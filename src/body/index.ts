@@ -179,7 +179,7 @@ function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => voi
         case "incomplete":
           return report({
             code: "sse_incomplete_event",
-            message: `stream ended mid-event (${record.bytes} bytes from byte ${record.byteOffset}, no blank line)`,
+            message: `stream ended mid-event (${record.bytes} bytes from byte ${record.byteOffset}, no blank line)${record.uninspected ? uninspectedTail(record.uninspected) : ""}`,
           });
         case "problem":
           return report({ code: record.code, message: record.message });
@@ -211,6 +211,16 @@ function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => voi
     end: () => guarded(() => reading.end()),
     abort: () => guarded(() => reading.abort()),
   };
+}
+
+/** What a long unterminated block was read for (src/body/sse-long-tail.ts); its id is not repeated (it may carry a credential). */
+function uninspectedTail(fields: { event?: string; id?: string; retry?: number }): string {
+  const read = [
+    fields.retry !== undefined ? `retry: ${fields.retry} ms (the client's reconnection delay is now that)` : null,
+    fields.event !== undefined ? `event: ${JSON.stringify(fields.event.slice(0, 80))}` : null,
+    fields.id !== undefined ? "an id line" : null,
+  ].filter((part) => part !== null);
+  return `; its data was not inspected (over 64 KiB), only its field lines: ${read.length > 0 ? read.join(", ") : "none a client acts on"}`;
 }
 
 function ignoredTap(): BodyDecoderTap {

@@ -2,8 +2,10 @@ import { isUtf8 } from "node:buffer";
 import type { Charge } from "../budget/inspect-budget.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import type { BodyTap } from "./body-tap.js";
+import { moreJsonValuesThan } from "./json-structure.js";
+import { MAX_JSON_VALUES } from "./limits.js";
 
-export type JsonParseFailure = "empty_body" | "invalid_utf8" | "invalid_json" | "body_truncated";
+export type JsonParseFailure = "empty_body" | "invalid_utf8" | "invalid_json" | "body_truncated" | "json_too_many_values";
 
 export type JsonParse = { ok: true; value: unknown } | { ok: false; code: JsonParseFailure; error: string };
 
@@ -34,6 +36,9 @@ export function parseJsonBody(body: Uint8Array, options: JsonBodyOptions = {}): 
 /** Parses JSON text (an SSE event's `data`, say). Never throws. */
 export function parseJsonText(text: string): JsonParse {
   if (text.trim() === "") return { ok: false, code: "empty_body", error: "empty body: no JSON to parse" };
+  if (moreJsonValuesThan(text, MAX_JSON_VALUES)) {
+    return { ok: false, code: "json_too_many_values", error: `JSON holds more than ${MAX_JSON_VALUES} values (member names included); not parsed, not inspected` };
+  }
   try {
     // V8's JSON.parse is iterative: deep nesting cannot overflow the stack here (see maxDepth for later walks).
     return { ok: true, value: JSON.parse(text) as unknown };

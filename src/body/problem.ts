@@ -33,6 +33,8 @@ export type BodyProblemCode =
   | "over_budget"
   /** The parsed JSON nests deeper than allowed: it is not handed on, so nothing recurses into it. */
   | "json_too_deep"
+  /** The JSON holds more values than MAX_JSON_VALUES (member names included): not parsed, so no pass over it holds the loop. */
+  | "json_too_many_values"
   /** A bug or a throwing callback inside the decoder; caught so it never reaches the proxy. */
   | "decoder_failed";
 

@@ -10,6 +10,8 @@ export interface BlankLineHandler {
    * when both bytes are in this chunk; a CR that ends the chunk may still take the next chunk's LF).
    */
   blank(lineEnd: number, next: number): void;
+  /** Any other line end, as `blank` (only when asked for: the decoder and the framer need blank lines alone). */
+  line?(lineEnd: number, next: number): void;
 }
 
 /**
@@ -61,6 +63,7 @@ export class SseBlankLines {
       pos = next;
       this.lineStart = base + next;
       if (blank) handler.blank(lineEnd, next);
+      else handler.line?.(lineEnd, next);
     }
   }
 

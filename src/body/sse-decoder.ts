@@ -3,6 +3,7 @@ import { createParser, type EventSourceMessage, type EventSourceParser, type Par
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { overBudgetMessage, type Charge } from "../budget/inspect-budget.js";
 import { SseBlankLines } from "./sse-blank-lines.js";
+import { longTailFields } from "./sse-long-tail.js";
 
 /** One dispatched SSE event. `byteOffset`: where its block starts in the (content-decoded) stream. */
 export interface SseEvent {
@@ -21,8 +22,12 @@ export type SseRecord =
   | { type: "comment"; comment: string }
   /** A block with `id:` and/or `retry:` but no `data:`: no event, yet it changes the last event id / retry delay. */
   | { type: "meta"; id?: string; retry?: number; byteOffset: number }
-  /** The stream ended inside an event. Per the SSE spec it is discarded; `event` is what it would have been. */
-  | { type: "incomplete"; byteOffset: number; bytes: number; event?: SseEvent }
+  /**
+   * The stream ended inside an event. Per the SSE spec it is discarded; `event` is what it would have been.
+   * A block longer than 64 KiB is not decoded (`uninspected`): only its whole `retry:`, `id:` and `event:`
+   * lines are read, what a client acts on or would have; its data is not.
+   */
+  | { type: "incomplete"; byteOffset: number; bytes: number; event?: SseEvent; uninspected?: { event?: string; id?: string; retry?: number } }
   | { type: "problem"; code: "event_too_large" | "over_budget" | "sse_invalid_field"; message: string; byteOffset: number };
 
 export interface SseDecoderOptions {
@@ -49,6 +54,9 @@ export interface SseDecoder {
 export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   return new BoundedSseDecoder(options);
 }
+
+/** An unterminated block longer than this at the stream's end is read for its field lines only (sse-long-tail.ts). */
+const DECODED_TAIL_BYTES = 64 * 1024;
 
 /**
  * eventsource-parser does the SSE field grammar; this wrapper finds the blank lines itself, on the raw
@@ -127,6 +135,8 @@ class BoundedSseDecoder implements SseDecoder {
     const bytes = this.offset - this.blockStart;
     if (this.skipping) {
       this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes });
+    } else if (this.held.length > DECODED_TAIL_BYTES) {
+      this.endInLongBlock(bytes);
     } else {
       const rest = this.held.view();
       this.blockInvalid = !isUtf8(rest);
@@ -147,6 +157,20 @@ class BoundedSseDecoder implements SseDecoder {
     if (unreported > 0) {
       this.problem("sse_invalid_field", `${unreported} more invalid SSE lines not reported one by one`);
     }
+  }
+
+  /**
+   * A long block the end leaves undispatched: the parser reads only its whole retry, id and event lines (and
+   * an empty data line in place of its data), so that what a client would act on is reported as it would read it.
+   */
+  private endInLongBlock(bytes: number): void {
+    const { lines, sawData } = longTailFields(this.held.pieces());
+    this.held.clear();
+    this.flushed = { touched: false };
+    this.parser.feed(`${new TextDecoder("utf-8", { ignoreBOM: true }).decode(lines)}${sawData ? "data:\n" : ""}\n`);
+    const { event } = this.flushed;
+    const fields = { ...(event?.event !== undefined ? { event: event.event } : {}), ...(this.block.id !== undefined ? { id: this.block.id } : {}), ...(this.block.retry !== undefined ? { retry: this.block.retry } : {}) };
+    this.options.onRecord({ type: "incomplete", byteOffset: this.blockStart, bytes, uninspected: fields });
   }
 
   /** CR and LF never occur inside a UTF-8 sequence: a block is valid UTF-8 or not on its own. */

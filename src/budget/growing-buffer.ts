@@ -57,6 +57,18 @@ export class GrowingBuffer {
     return true;
   }
 
+  /** The bytes kept, in order, as views of the slabs (not joined): valid until the next append or clear. */
+  pieces(): Buffer[] {
+    const pieces: Buffer[] = [];
+    let left = this.size;
+    for (const slab of this.slabs) {
+      if (left === 0) break;
+      pieces.push(slab.subarray(0, Math.min(left, slab.length)));
+      left -= pieces.at(-1)!.length;
+    }
+    return pieces;
+  }
+
   /** The bytes kept, as one buffer (joined once, then kept so): valid until the next append or clear. */
   view(): Buffer {
     if (this.slabs.length === 0) return Buffer.alloc(0);

@@ -129,7 +129,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     : opts.state
     ? await (await import("../state/shared-state.js")).openSharedState(opts.state, { localPins: path.join(path.resolve(opts.caDir), "pins.json"), warn: (w) => log.warn(w) })
     : null;
-  const loaded = opts.policy ?? (await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state, opts.detectors, opts.mode));
+  const loaded = opts.policy ?? (await loadPolicy(opts.config, path.resolve(opts.caDir), (w) => log.warn(w), state ? { pins: state.pins, rateLimiter: state.rateLimiter, slicedScans: true } : { slicedScans: true }, opts.detectors, opts.mode));
   const { policyFile, policyConfig, policy } = loaded;
   const ca = await loadOrCreateCa(opts.caDir);
   const issuer = await sharedLeafIssuer(ca);

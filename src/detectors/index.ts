@@ -9,7 +9,7 @@ import { secretsScanner as secretRules } from "./secrets.js";
 export type { Detector, DetectorName, Finding, TextScanner } from "./finding.js";
 export { findHidden, stripHidden, type HiddenSpan, type HiddenType } from "./hidden-text.js";
 export { normalizeForMatching } from "./poisoning.js";
-export { detectorFor, scanValue, type ScanOptions } from "./scan-value.js";
+export { detectorFor, scanValue, ValueScan, type ScanOptions } from "./scan-value.js";
 export { DEFAULT_WALK_LIMITS, REDACTED_SEGMENT, escapePointerSegment, walkStrings, type WalkLimits } from "./walk-strings.js";
 
 // Every message is scanned: the two scanners that run on all of it skip texts they found clean before.

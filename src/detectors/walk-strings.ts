@@ -50,51 +50,77 @@ export function walkStrings(
   visit: TextVisitor,
   options: { basePath?: string; limits?: Partial<WalkLimits> } = {},
 ): WalkOutcome {
-  const limits = { ...DEFAULT_WALK_LIMITS, ...options.limits };
-  const stack: Frame[] = [{ value: root, path: options.basePath ?? "", memberName: undefined }];
-  const seen = new Set<object>();
-  let strings = 0;
-  let chars = 0;
-  let nodes = 0;
+  const walk = new StringWalk(root, visit, options);
+  while (walk.step());
+  return walk.outcome!;
+}
+
+/**
+ * The walk one value at a time: each `step()` takes one value off the stack (visiting it if it is a string or
+ * integer, or its member names if it is an object) and says whether there is more. A caller that must not hold
+ * the event loop for a whole message (src/policy/sliced-scan.ts) stops between steps; `walkStrings` runs it through.
+ */
+export class StringWalk {
+  private readonly limits: WalkLimits;
+  private readonly stack: Frame[];
+  private readonly seen = new Set<object>();
+  private strings = 0;
+  private chars = 0;
+  private nodes = 0;
+  /** Set once the walk is over (complete or stopped at a limit). */
+  outcome: WalkOutcome | undefined;
+
+  constructor(
+    root: unknown,
+    private readonly visit: TextVisitor,
+    options: { basePath?: string; limits?: Partial<WalkLimits> } = {},
+  ) {
+    this.limits = { ...DEFAULT_WALK_LIMITS, ...options.limits };
+    this.stack = [{ value: root, path: options.basePath ?? "", memberName: undefined }];
+  }
 
   /** Visits one text, or returns the reason the budget ran out (after visiting what still fits). */
-  const visitText = (item: WalkedText): { masked: boolean; stop?: "strings" | "chars" } => {
-    if (strings >= limits.maxStrings) return { masked: false, stop: "strings" };
-    strings++;
-    const room = limits.maxChars - chars;
+  private visitText(item: WalkedText): { masked: boolean; stop?: "strings" | "chars" } {
+    const limits = this.limits;
+    if (this.strings >= limits.maxStrings) return { masked: false, stop: "strings" };
+    this.strings++;
+    const room = limits.maxChars - this.chars;
     if (item.text.length > room) {
-      chars = limits.maxChars;
-      if (room > 0) visit({ ...item, text: item.text.slice(0, room) });
+      this.chars = limits.maxChars;
+      if (room > 0) this.visit({ ...item, text: item.text.slice(0, room) });
       return { masked: false, stop: "chars" };
     }
-    chars += item.text.length;
-    return { masked: visit(item) === true };
-  };
+    this.chars += item.text.length;
+    return { masked: this.visit(item) === true };
+  }
 
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    if (++nodes > limits.maxNodes) return { complete: false, stoppedAt: frame.path, reason: "nodes" };
+  /** One value of the walk; false once it is over (`outcome` is then set). */
+  step(): boolean {
+    if (this.outcome) return false;
+    const frame = this.stack.pop();
+    if (!frame) return this.end({ complete: true });
+    if (++this.nodes > this.limits.maxNodes) return this.end({ complete: false, stoppedAt: frame.path, reason: "nodes" });
     const { value, path } = frame;
 
     if (typeof value === "string") {
-      const result = visitText({ text: value, path, kind: "value", memberName: frame.memberName, parentPath: path });
-      if (result.stop) return { complete: false, stoppedAt: path, reason: result.stop };
-      continue;
+      const result = this.visitText({ text: value, path, kind: "value", memberName: frame.memberName, parentPath: path });
+      if (result.stop) return this.end({ complete: false, stoppedAt: path, reason: result.stop });
+      return true;
     }
     if (typeof value === "number") {
       if (Number.isInteger(value)) {
-        visit({ text: String(value), path, kind: "number", memberName: frame.memberName, parentPath: path });
+        this.visit({ text: String(value), path, kind: "number", memberName: frame.memberName, parentPath: path });
       }
-      continue;
+      return true;
     }
-    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value) || seen.has(value)) continue;
-    seen.add(value);
+    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value) || this.seen.has(value)) return true;
+    this.seen.add(value);
 
     if (Array.isArray(value)) {
       for (let index = value.length - 1; index >= 0; index--) {
-        stack.push({ value: value[index], path: `${path}/${index}`, memberName: undefined });
+        this.stack.push({ value: value[index], path: `${path}/${index}`, memberName: undefined });
       }
-      continue;
+      return true;
     }
 
     const record = value as Record<string, unknown>;
@@ -102,13 +128,18 @@ export function walkStrings(
     const children: Frame[] = [];
     for (const key of keys) {
       const memberPath = `${path}/${escapePointerSegment(key)}`;
-      const result = visitText({ text: key, path: memberPath, kind: "key", memberName: undefined, parentPath: path });
+      const result = this.visitText({ text: key, path: memberPath, kind: "key", memberName: undefined, parentPath: path });
       // The member name may itself be what a detector would hide, so the stop is placed at the object.
-      if (result.stop) return { complete: false, stoppedAt: path, reason: result.stop };
+      if (result.stop) return this.end({ complete: false, stoppedAt: path, reason: result.stop });
       const childPath = result.masked ? `${path}/${REDACTED_SEGMENT}` : memberPath;
       children.push({ value: record[key], path: childPath, memberName: key });
     }
-    for (let index = children.length - 1; index >= 0; index--) stack.push(children[index]!);
+    for (let index = children.length - 1; index >= 0; index--) this.stack.push(children[index]!);
+    return true;
   }
-  return { complete: true };
+
+  private end(outcome: WalkOutcome): false {
+    this.outcome = outcome;
+    return false;
+  }
 }

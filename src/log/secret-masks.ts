@@ -12,6 +12,8 @@ export interface SecretScan {
   masks: SecretMask[];
   /** False when the scan stopped at its bounds: what lies past them was not looked at. */
   complete: boolean;
+  /** Not scanned at all (the proxy's scan queue was full): no part of it may be written. */
+  unscanned?: true;
 }
 
 /**
@@ -21,18 +23,23 @@ export interface SecretScan {
  */
 export const SCANNED_PREFIX_BYTES = 256 * 1024;
 
+/** The finding of a part the detectors did not scan at all (src/policy/sliced-scan.ts). */
+export const NOT_SCANNED = "not_scanned";
+
 const SECRETS: ReadonlySet<DetectorName> = new Set(["secrets"]);
 
 /** The secrets detector's findings under `field` (e.g. "/params") of a message, relative to that field. */
 export function scanOfFindings(findings: readonly Pick<Finding, "path" | "type">[], field = ""): SecretScan {
   const masks: SecretMask[] = [];
   let complete = true;
+  let unscanned = false;
   for (const f of findings) {
     if (f.path !== field && !f.path.startsWith(`${field}/`)) continue;
     if (f.type === "scan_limit") complete = false;
+    else if (f.type === NOT_SCANNED) unscanned = true;
     else masks.push({ pointer: f.path.slice(field.length), what: f.type });
   }
-  return { masks, complete };
+  return unscanned ? { masks, complete: false, unscanned } : { masks, complete };
 }
 
 /**

@@ -130,12 +130,12 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
     let why = "";
     for (const text of texts) {
       let parsed = parseJsonText(text);
-      const leading = parsed.ok ? null : leadingValue(text);
+      const leading = parsed.ok || parsed.code === "json_too_many_values" ? null : leadingValue(text);
       if (leading) {
         parsed = leading.parsed;
         doubts.push(leading.doubt.replace("the body", "the event"));
       }
-      if (!parsed.ok) why ||= `SSE event data is not JSON: ${parsed.error}`;
+      if (!parsed.ok) why ||= parsed.code === "json_too_many_values" ? `SSE event data: ${parsed.error}` : `SSE event data is not JSON: ${parsed.error}`;
       else if (maxDepth(parsed.value, depthLimit) > depthLimit) why ||= `JSON nests deeper than ${depthLimit} levels`;
       else {
         values.push(parsed.value);

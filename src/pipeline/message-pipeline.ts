@@ -22,6 +22,11 @@ export interface RecordOutput {
   evicted?(record: TableEvictedRecord): void;
   /** A record that waited for its judgement could not be written (a caller that awaits it sees the error too). */
   failed?(err: unknown, event: RpcEvent): void;
+  /**
+   * A message whose record waits (for its sliced scan, for shared state): `written` settles once its record is
+   * written or failed, so that what its exchange writes last (the `http` record) can wait for what it taught.
+   */
+  waiting?(event: RpcEvent, written: Promise<unknown>): void;
 }
 
 export interface MessagePipelineOptions {
@@ -93,6 +98,7 @@ export class MessagePipeline implements MessageHandler {
     // The stream's next message waits for this record, written or failed.
     const last: Promise<unknown> = judged.catch((err: unknown) => this.o.output.failed?.(err, event));
     this.waiting.set(key, last);
+    this.o.output.waiting?.(event, last);
     const budget = this.o.waiting;
     if (budget) {
       // Counted from now until its record is written or failed, charged to its sender: its own bytes, at least one.

@@ -27,7 +27,7 @@ export async function loadPolicy(
   config: string | undefined,
   pinsDir: string,
   warn?: PolicyWarn,
-  shared?: Pick<PolicyDeps, "pins" | "rateLimiter"> | null,
+  shared?: Partial<Pick<PolicyDeps, "pins" | "rateLimiter" | "slicedScans">> | null,
   detectors?: ContentDetectors,
   mode?: PolicyMode,
 ): Promise<RecordPipeline> {
@@ -39,6 +39,7 @@ export async function loadPolicy(
   const policy = createPolicy(policyConfig, {
     pins: shared?.pins ?? new PinStore(path.join(pinsDir, "pins.json")),
     ...(shared?.rateLimiter ? { rateLimiter: shared.rateLimiter } : {}),
+    ...(shared?.slicedScans ? { slicedScans: true } : {}),
     ...(warn ? { warn } : {}),
     ...(detectors ? { detectors } : {}),
   });
@@ -71,6 +72,8 @@ export function createMessagePipeline(policy: Pick<Policy, "decide" | "judge" | 
       session: (record) => log.info(record),
       evicted: (record) => log.warn(record),
       failed: (err, e) => log.error(recordErrorRecord(e.flow, err)),
+      // The exchange's `http` record waits until the credentials this message's record hides are known.
+      waiting: (e, written) => sink.secrets.willLearn(e.flow, written.then(() => [])),
     },
   });
 }

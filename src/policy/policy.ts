@@ -7,7 +7,8 @@ import { buildMatchers, explainAll, type Matcher } from "./matchers.js";
 import { MAX_PINNED_NAME_BYTES, type PinStore } from "./pin-store.js";
 import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning, type RateLimitVerdict } from "./rate-limiter.js";
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
-import { scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
+import { ContentScan, scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
+import { SlicedScans } from "./sliced-scan.js";
 import { appContentsOf, appPinName, appPins } from "../apps/app-messages.js";
 import { appFindings } from "../apps/app-checks.js";
 
@@ -32,6 +33,11 @@ export interface PolicyDeps {
   rateLimiter?: (limit: RateLimit, ctx: { now: () => number; warn?: PolicyWarn; enforcing: boolean }) => RateLimitCounter;
   now?: () => number;
   warn?: PolicyWarn;
+  /**
+   * `decide` scans a long message in slices and answers with a promise (sliced-scan.ts): the proxy's, whose
+   * loop serves every connection; a stdio launch judges each line at once.
+   */
+  slicedScans?: boolean;
 }
 
 const CONTENT_DETECTORS: ReadonlySet<DetectorName> = new Set(["secrets", "pii", "hiddenText", "poisoning"]);
@@ -49,12 +55,15 @@ export class Policy {
   private readonly limiters: { limiter: RateLimitCounter; matchers: Matcher[] }[];
   private readonly catalog: ToolCatalog;
   private readonly now: () => number;
+  /** Long messages are scanned in slices (decide only): the loop serves other connections meanwhile. */
+  private readonly slicedScans: SlicedScans | null;
 
   constructor(
     readonly config: PolicyConfig,
     private readonly deps: PolicyDeps,
   ) {
     this.now = deps.now ?? Date.now;
+    this.slicedScans = deps.slicedScans ? new SlicedScans() : null;
     this.catalog = new ToolCatalog(CATALOG_BOUNDS, (r) => deps.warn?.(r));
     this.rules = config.rules.map((rule) => ({ rule, matchers: buildMatchers(rule.match) }));
     const counter = deps.rateLimiter ?? ((limit, ctx) => new RateLimiter(limit, ctx.now, ctx.warn));
@@ -72,7 +81,7 @@ export class Policy {
    * otherwise a promise of it, settled by the answer or by the store's deadline (never by blocking).
    */
   decide(e: RpcEvent): Decision | Promise<Decision> {
-    const parts = this.judgeParts(e, true);
+    const parts = this.judgeParts(e, true, true);
     if (!parts.some(isPromise)) return this.decision(e, (parts as DecisionRule[][]).flat());
     return Promise.all(parts).then((settled) => this.decision(e, settled.flat()));
   }
@@ -83,13 +92,16 @@ export class Policy {
    * throws here: such a policy is asked through decide().
    */
   judge(e: RpcEvent, { observe = true }: { observe?: boolean } = {}): Decision {
-    const parts = this.judgeParts(e, observe);
+    const parts = this.judgeParts(e, observe, false);
     if (parts.some(isPromise)) throw new Error("the policy waits for shared state here: judge with decide()");
     return this.decision(e, (parts as DecisionRule[][]).flat());
   }
 
-  /** The rule entries of a message, in record order; an entry list that shared state must answer is a promise. */
-  private judgeParts(e: RpcEvent, observe: boolean): (DecisionRule[] | Promise<DecisionRule[]>)[] {
+  /**
+   * The rule entries of a message, in record order; an entry list that shared state must answer is a promise,
+   * and so are the content detectors' entries of a long message when `sliced` (see sliced-scan.ts).
+   */
+  private judgeParts(e: RpcEvent, observe: boolean, sliced: boolean): (DecisionRule[] | Promise<DecisionRule[]>)[] {
     if (e.kind === "unanswered") return [];
     const m = judgedMessage(e);
     const parts: (DecisionRule[] | Promise<DecisionRule[]>)[] = [];
@@ -100,11 +112,11 @@ export class Policy {
     }
     if (e.kind !== "invalid") {
       // The content detectors walk each part of the message once, together.
-      const content = scanContent(m, this.config.detectors, this.deps.detectors);
+      const content = sliced && this.slicedScans ? this.slicedScans.run(scanPeer(e), e.bytes, new ContentScan(m, this.config.detectors, this.deps.detectors)) : scanContent(m, this.config.detectors, this.deps.detectors);
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
         if (setting === "off" || (!observe && name === "toolPinning")) continue;
-        const findings = CONTENT_DETECTORS.has(name) ? (content.get(name as ContentDetectorName) ?? []) : this.detect(name, m);
+        const findings = CONTENT_DETECTORS.has(name) ? contentFindings(content, name as ContentDetectorName) : this.detect(name, m);
         parts.push(isPromise(findings) ? findings.then((f) => detectorHits(name, setting, f)) : detectorHits(name, setting, findings));
       }
       for (const { limiter, matchers } of observe ? this.limiters : []) {
@@ -268,6 +280,20 @@ function limitHits(limit: RateLimit, m: JudgedMessage, { over, overflow, reason,
   if (!over) return unshared === undefined ? [] : [{ name: limit.name, action: "flag", reason: unshared }];
   const per = overflow ? `per ${limit.per}; every tracked ${limit.per} is active, so new ones are counted in one shared overflow budget` : `per ${limit.per}`;
   return [overLimit(limit, m, reason ?? `over ${limit.perMinute} per minute (${per})`)];
+}
+
+type ContentFound = Map<ContentDetectorName, PolicyFinding[]>;
+
+function contentFindings(content: ContentFound | Promise<ContentFound>, name: ContentDetectorName): PolicyFinding[] | Promise<PolicyFinding[]> {
+  return isPromise(content) ? content.then((found) => found.get(name) ?? []) : (content.get(name) ?? []);
+}
+
+/** Whose turn a long message's scan takes (as the inspection budget names peers: a client's address, a server). */
+function scanPeer(e: RpcEvent): string {
+  if (e.direction !== "client_to_server") return `server ${e.server}`;
+  const client = e.client ?? e.flow;
+  const port = client.lastIndexOf(":");
+  return `client ${port > 0 && !client.endsWith("]") ? client.slice(0, port) : client}`;
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

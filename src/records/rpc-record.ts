@@ -133,11 +133,12 @@ function sessionField(session: string | null, transport: string): string | null 
 
 /**
  * A payload as the record carries it: secret members redacted, detected secrets masked, then shaped. When
- * the scan stopped at its bounds, only a preview from the scanned start is written, in every mode but none.
+ * the scan stopped at its bounds, only a preview from the scanned start is written, in every mode but none;
+ * when nothing was scanned, nothing is written but its size.
  */
 function payload(value: unknown, opts: PayloadOptions, scan: SecretScan, hidden?: Set<string>): unknown {
   const clean = maskAtPointers(redactBody(value, hidden), scan.masks);
-  if (opts.payloads === "none") {
+  if (opts.payloads === "none" || scan.unscanned) {
     const measure = measurePayload(clean);
     return measure ? { omitted: true, ...measure } : undefined;
   }

@@ -134,6 +134,32 @@ describe("SSE decoder: streams as MCP servers send them", () => {
     }
   });
 
+  it("reads a long final block without a blank line for its whole retry, id and event lines only, as a client would", () => {
+    const data = "x".repeat(100 * 1024);
+    const stream = `data: done\n\nretry: 3000\nretry: soon\nevent: update\nid: 7\ndata: ${data}\nretry: 1500\r\nid: a\0b\nretry: 99`;
+    expect(decodeSseText(stream)).toEqual([
+      { type: "event", event: { data: "done", byteOffset: 0 } },
+      { type: "incomplete", byteOffset: 12, bytes: stream.length - 12, uninspected: { event: "update", id: "7", retry: 99 } },
+    ]);
+    // In chunks, and with no field a client acts on.
+    const plain = `data: ${data}`;
+    expect(decodeSse(splitAt(Buffer.from(plain), [3, 70_000]))).toEqual([{ type: "incomplete", byteOffset: 0, bytes: plain.length, uninspected: {} }]);
+    // A line end split across chunks (CR | LF) is one line end; a field line across a chunk boundary is read whole.
+    const split = Buffer.from(`data: ${data}\r\nre${"try: 42\r\nid: 9"}`);
+    const at = split.indexOf("\r\nre") + 1;
+    expect(decodeSse(splitAt(split, [100, at, at + 3]))).toEqual([{ type: "incomplete", byteOffset: 0, bytes: split.length, uninspected: { id: "9", retry: 42 } }]);
+  });
+
+  it("reads the same retry from a long final block as from a short one (a differential check)", () => {
+    for (const tail of ["retry: 25\nid: 3\ndata: y\nevent: e\n", "retry: 250\n", "retry:250\r", "retry 250\n", "retry: 25x\n", "retry: 250", "event\nretry: 7\r\n", "id\n: c\nretry: 8\n"]) {
+      const short = decodeSseText(`${tail}data: y`).find((r) => r.type === "incomplete");
+      const long = decodeSseText(`${tail}data: ${"y".repeat(70_000)}`).find((r) => r.type === "incomplete");
+      const shortRetry = short?.type === "incomplete" ? short.event?.retry : undefined;
+      const longRetry = long?.type === "incomplete" ? long.uninspected?.retry : undefined;
+      expect(longRetry, tail).toBe(shortRetry);
+    }
+  });
+
   it("does not report a stream that ends cleanly, or after a comment, as incomplete", () => {
     expect(decodeSseText("data: a\n\n").map((record) => record.type)).toEqual(["event"]);
     expect(decodeSseText("data: a\r\n\r\n: ping\r\n").map((record) => record.type)).toEqual(["event"]);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { RecordHistory } from "../../../src/ui/server/record-history.js";
 import { startUiServer, type RunningUi } from "../../../src/ui/server/ui-server.js";
 import type { UiTokenReport } from "../../../src/tokens/tokens-in-turns.js";
+import { longestStep } from "../../helpers/longest-step.js";
 
 let ui: RunningUi;
 
@@ -25,30 +26,15 @@ afterAll(async () => {
   await ui?.close();
 });
 
-/** The longest the main thread ran without its timers getting a turn, in CPU ms, while `work` runs. */
-async function longestBlock<T>(work: () => Promise<T>): Promise<{ value: T; blockMs: number }> {
-  let last = process.threadCpuUsage();
-  let longest = 0;
-  const tick = setInterval(() => {
-    const now = process.threadCpuUsage();
-    longest = Math.max(longest, (now.user - last.user + now.system - last.system) / 1000);
-    last = now;
-  }, 1);
-  try {
-    const value = await work();
-    return { value, blockMs: longest };
-  } finally {
-    clearInterval(tick);
-  }
-}
-
 it("a first count of a large text leaves the proxy's loop free (longest block under 100 ms)", async () => {
   const u = new URL(ui.url);
   const cookie = ((await fetch(u, { redirect: "manual" })).headers.get("set-cookie") ?? "").split(";")[0]!;
-  const { value, blockMs } = await longestBlock(async () => {
+  let value: { status: number; report: UiTokenReport } | undefined;
+  const blockMs = await longestStep(async () => {
     const res = await fetch(`${u.protocol}//${u.host}/api/tokens`, { headers: { cookie } });
-    return { status: res.status, report: (await res.json()) as UiTokenReport };
+    value = { status: res.status, report: (await res.json()) as UiTokenReport };
   });
+  if (!value) throw new Error("no answer");
   expect(value.status).toBe(200);
   const results = value.report.byAddress[0]!.tools[0]!.results;
   expect(results.max).toBeGreaterThan(300_000);
