@@ -6,6 +6,7 @@
 //     for the preload (dist/preload/) and for code that imports them.
 import { build } from "esbuild";
 import { mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -48,13 +49,52 @@ const common = {
 };
 // Node's own modules taken with require() (the banner's), never as ES modules: an ES module namespace is
 // built from every export, and reading them runs Node's lazy getters (node:fs loads fs/promises, readline and
-// streams; node:process its report; node:util its differ and argument parser), some 20 internal modules a
-// launch never uses. esbuild reads each name off the module where it is used.
+// streams; node:process its report; node:util its differ, argument parser and worker threads), some 30
+// internal modules a launch never uses. A CommonJS stand-in would not do: esbuild's interop copies every
+// export's descriptor, which runs the same getters. So each importing file gets an ES module of its own that
+// takes just the names it imports (read from its import statements), which also keeps it in the importer's
+// chunk. An import this reading does not follow (a namespace import) gets the whole module, as before.
+const importedNames = new Map();
+function namesImported(file, specifier) {
+  let text = importedNames.get(file);
+  if (text === undefined) importedNames.set(file, (text = readFileSync(file, "utf8")));
+  const quoted = specifier.replace(/[/]/g, "\\/");
+  const statement = new RegExp(`\\b(import|export)\\s+([^;'"]*?)\\s*from\\s*(["'])${quoted}\\3`, "g");
+  const names = new Set();
+  for (const [, keyword, clause] of text.matchAll(statement)) {
+    if (/^type\b/.test(clause)) continue; // erased with the types
+    const braces = /\{([^}]*)\}/.exec(clause);
+    const outside = clause.replace(/\{[^}]*\}/, "").replace(/,/g, " ").trim();
+    if (keyword === "export" || outside.includes("*")) return null;
+    if (outside !== "") names.add("default");
+    for (const part of braces?.[1].split(",") ?? []) {
+      const name = part.trim().split(/\s+as\s+/)[0];
+      if (name && !/^type\s/.test(name)) names.add(name);
+    }
+  }
+  return [...names];
+}
+// A getter (fs.promises loads fs/promises, readline and streams) is read where it is used, not at load: a
+// file importing one gets the whole module.
+const require = createRequire(import.meta.url);
+const lazyExport = (specifier, name) => typeof Object.getOwnPropertyDescriptor(require(specifier), name)?.get === "function";
 const builtinsByRequire = {
   name: "builtins-by-require",
   setup(b) {
-    b.onResolve({ filter: /^node:/ }, (args) => (args.kind === "import-statement" ? { path: args.path, namespace: "builtin" } : undefined));
+    b.onResolve({ filter: /^node:/ }, (args) => {
+      if (args.kind !== "import-statement") return undefined;
+      const names = namesImported(args.importer, args.path);
+      return names && !names.some((n) => lazyExport(args.path, n)) ? { path: `${args.path}?${path.relative(root, args.importer)}`, namespace: "builtin-names", pluginData: { names } } : { path: args.path, namespace: "builtin" };
+    });
     b.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: "js" }));
+    b.onLoad({ filter: /.*/, namespace: "builtin-names" }, (args) => {
+      const named = args.pluginData.names.filter((n) => n !== "default");
+      const specifier = args.path.slice(0, args.path.indexOf("?"));
+      return {
+        contents: [`const m = require(${JSON.stringify(specifier)});`, "export default m;", ...(named.length > 0 ? [`export const { ${named.join(", ")} } = m;`] : [])].join("\n"),
+        loader: "js",
+      };
+    });
   },
 };
 // main.js loads the stdio command's bundle (3.) by its file name.
