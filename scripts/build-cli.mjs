@@ -97,8 +97,8 @@ const builtinsByRequire = {
     });
   },
 };
-// main.js loads the stdio command's bundle (3.) by its file name.
-const stdioEntry = { name: "stdio-entry", setup: (b) => b.onResolve({ filter: /^\.\/stdio-main\.js$/ }, (args) => (args.importer.endsWith(path.join("cli", "main.ts")) ? { path: args.path, external: true } : undefined)) };
+// main.js loads the stdio command's bundle (3.) by its file names.
+const stdioEntry = { name: "stdio-entry", setup: (b) => b.onResolve({ filter: /^\.\/stdio-(main|early)\.js$/ }, (args) => (args.importer.endsWith(path.join("cli", "main.ts")) ? { path: args.path, external: true } : undefined)) };
 await build({
   ...common,
   // The demo's stdio server is started by file name, next to the code that starts it (demo/run-demo.ts).
@@ -109,6 +109,7 @@ await build({
 });
 //  3. dist/cli/stdio-main.js: `stdio`, what clients launch once per server, bundled on its own (in place of
 //     tsc's file of that name): split over all commands, its code was some 35 chunks, and each ES module
-//     costs its own resolution, read and link. On its own it is a few: the command line and what starts the
-//     server, then the rest, loaded while the server boots (cli/stdio-launch.ts).
-await build({ ...common, entryPoints: { "stdio-main": "src/cli/stdio-main.ts" }, chunkNames: "stdio-chunk-[hash]", plugins: [builtinsByRequire] });
+//     costs its own resolution, read and link. On its own it is a few: what starts the server before anything
+//     else (stdio-early.js, cli/stdio-early.ts), the command line, then the rest, loaded while the server boots
+//     (cli/stdio-launch.ts).
+await build({ ...common, entryPoints: { "stdio-main": "src/cli/stdio-main.ts", "stdio-early": "src/cli/stdio-early.ts" }, chunkNames: "stdio-chunk-[hash]", plugins: [builtinsByRequire] });

@@ -26,6 +26,8 @@ if (process.argv[2] === "mcp") {
   const [{ relaunchWith }, { MCP_NODE_FLAGS }] = await Promise.all([import("../startup/relaunch.js"), import("../startup/node-flags.js")]);
   relaunchWith(MCP_NODE_FLAGS);
 }
+// `stdio` is what clients launch, once per server: the server they wait for starts before the rest of the program is loaded.
+if (process.argv[2] === "stdio") (await import("./stdio-early.js")).startServerEarly(process.argv);
 // Compiled modules kept between launches (before the rest is loaded: only modules loaded after it are cached).
 (await import("../startup/compile-cache.js")).enableCompileCache();
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
