@@ -9,6 +9,8 @@
  */
 import { spawnServer, type SpawnedServer } from "../stdio/relay.js";
 
+export { enableCompileCache } from "../startup/compile-cache.js";
+
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
 /** Words the parser answers without running the command (help, version), and short flags, which combine: no early start. */
