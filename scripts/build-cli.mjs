@@ -97,6 +97,31 @@ const builtinsByRequire = {
     });
   },
 };
+// pino loads at its own load the writer it makes when it is given none (sonic-boom, which loads node:assert)
+// and its worker-thread transports (thread-stream, node:worker_threads' machinery); the stdio bundle gives pino
+// its own writer and no transport. There each is loaded at its first use: the module stands in for its class or
+// function (`new`, a call, `instanceof`: nothing is an instance of a class not loaded yet).
+const DEFERRED = /[\\/]node_modules[\\/](sonic-boom[\\/]index|pino[\\/]lib[\\/]transport)\.js$/;
+const deferredRequires = {
+  name: "deferred-requires",
+  setup(b) {
+    b.onLoad({ filter: DEFERRED }, (args) =>
+      args.suffix === "?now"
+        ? undefined
+        : {
+            contents: [
+              "let loaded;",
+              `const load = () => (loaded ??= require(${JSON.stringify(`./${path.basename(args.path)}?now`)}));`,
+              "function deferred(...a) { return new.target ? new (load())(...a) : load().apply(this, a); }",
+              "Object.defineProperty(deferred, Symbol.hasInstance, { value: (x) => loaded !== undefined && x instanceof loaded });",
+              "module.exports = deferred;",
+            ].join("\n"),
+            loader: "js",
+            resolveDir: path.dirname(args.path),
+          },
+    );
+  },
+};
 // main.js loads the stdio command's bundle (3.) by its file names.
 const stdioEntry = { name: "stdio-entry", setup: (b) => b.onResolve({ filter: /^\.\/stdio-(main|early)\.js$/ }, (args) => (args.importer.endsWith(path.join("cli", "main.ts")) ? { path: args.path, external: true } : undefined)) };
 await build({
@@ -112,4 +137,4 @@ await build({
 //     costs its own resolution, read and link. On its own it is a few: what starts the server before anything
 //     else (stdio-early.js, cli/stdio-early.ts), the command line, then the rest, loaded while the server boots
 //     (cli/stdio-launch.ts).
-await build({ ...common, entryPoints: { "stdio-main": "src/cli/stdio-main.ts", "stdio-early": "src/cli/stdio-early.ts" }, chunkNames: "stdio-chunk-[hash]", plugins: [builtinsByRequire] });
+await build({ ...common, entryPoints: { "stdio-main": "src/cli/stdio-main.ts", "stdio-early": "src/cli/stdio-early.ts" }, chunkNames: "stdio-chunk-[hash]", plugins: [builtinsByRequire, deferredRequires] });
