@@ -3,12 +3,12 @@
  * refuses stops that server, and one whose command the parser reads otherwise runs the parser's command.
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT } from "../helpers/proxy-harness.js";
 import { records, tempDir } from "../helpers/stdio-shim.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { processesWith } from "../helpers/processes.js";
 
 const dir = tempDir();
 
@@ -25,20 +25,6 @@ function stdio(args: string[]): { out: () => string; err: () => string; send(lin
     end: () => child.stdin.end(),
     exited: new Promise((resolve) => child.once("close", (code) => resolve(code))),
   };
-}
-
-/** Processes whose command line contains `token` (Linux: /proc). */
-function processesWith(token: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(token);
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
 }
 
 const ECHO = "process.stdin.on('data', (d) => process.stdout.write(d))";
