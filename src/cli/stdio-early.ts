@@ -9,7 +9,10 @@
  */
 import { spawnServer, type SpawnedServer } from "../stdio/relay.js";
 
-export { enableCompileCache } from "../startup/compile-cache.js";
+/** The compile cache, from this bundle's own code (cli/main.ts), once the server is started. */
+export async function enableCompileCache(): Promise<void> {
+  (await import("../startup/compile-cache.js")).enableCompileCache();
+}
 
 const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
