@@ -134,6 +134,11 @@ const rows = variants.map((v) => {
 });
 process.stdout.write(`stdio start-up, ${launches} launches each, interleaved (Node ${process.versions.node}, load ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs)\n`);
 console.table(rows);
+// Issue 25's targets, for the launch as `wrap` writes it.
+const wrapped = rows.find((r) => r.variant === "wrapped")!;
+const verdict = (value: number | null, limit: number): string => (value === null ? "SKIP" : value <= limit ? "PASS" : "FAIL");
+process.stdout.write(`target: added time to the first answer p50 <= 60 ms: ${wrapped.addedP50Ms} ms (the floor, node -e 0: ${rows[0]!.firstAnswerP50Ms} ms) ${verdict(wrapped.addedP50Ms, 60)}\n`);
+process.stdout.write(`target: wrapper RSS after 1,000 messages p50 <= 60 MiB: ${wrapped.rss1000P50MiB} MiB ${verdict(wrapped.rss1000P50MiB, 60)}\n`);
 
 // `start` to its listening line, and `run` to the first line its command prints (the proxy is up before the
 // command starts): this build and, with --base, the other one, interleaved.

@@ -26,8 +26,12 @@ if (process.argv[2] === "mcp") {
   const [{ relaunchWith }, { MCP_NODE_FLAGS }] = await Promise.all([import("../startup/relaunch.js"), import("../startup/node-flags.js")]);
   relaunchWith(MCP_NODE_FLAGS);
 }
+// `stdio` is what clients launch, once per server: the server they wait for starts before the rest of the
+// program is loaded, and the stdio bundle's own code keeps the compile cache (no file of the other bundle loaded).
+const early = process.argv[2] === "stdio" ? await import("./stdio-early.js") : null;
+early?.startServerEarly(process.argv);
 // Compiled modules kept between launches (before the rest is loaded: only modules loaded after it are cached).
-(await import("../startup/compile-cache.js")).enableCompileCache();
+await (early ?? (await import("../startup/compile-cache.js"))).enableCompileCache();
 // GC tuning, chosen here once before anything runs (see proxy/reclaim-buffers.ts and docs/performance.md).
 // `stdio` forwards no HTTP body: it does without (exposing the collector costs a V8 context, some 3 MiB).
 if (process.argv[2] !== "stdio") (await import("../proxy/reclaim-buffers.js")).reclaimForwardedBuffers();

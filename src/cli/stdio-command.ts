@@ -3,6 +3,7 @@ import type { OnLogError } from "../log/log-health.js";
 import type { PayloadMode } from "../log/payload.js";
 import { addLogOptions, addPayloadOptions, addUiOptions, modeOption } from "./proxy-options.js";
 import { parseFolder } from "./option-parsers.js";
+import { stdioCommand } from "./stdio-launch.js";
 import type { PolicyMode } from "../policy/config.js";
 
 export interface StdioOptions {
@@ -65,7 +66,7 @@ export function registerStdioCommand(program: Command): Command {
   );
   return cmd.action(async (command: string[], o: StdioOptions) => {
     // The client's stdin stays open: once the server is gone and the records are written, exit.
-    process.exit(await (await import("./stdio-launch.js")).stdioCommand(command, o));
+    process.exit(await stdioCommand(command, o));
   });
 }
 

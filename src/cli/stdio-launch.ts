@@ -1,19 +1,17 @@
 import path from "node:path";
 import { ensureLogFolder, stdioLogFolder } from "../stdio/log-folder.js";
-import { spawnServer } from "../stdio/relay.js";
 import { ensurePrivateDir } from "../util/private-file.js";
 import { UsageError } from "../util/usage-error.js";
 import { interceptOf } from "./proxy-options.js";
+import { startServer, takeEarlyServer } from "./stdio-early.js";
 import type { StdioOptions } from "./stdio-command.js";
-
-const FORWARDED_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
 /**
  * `mcp-wiretap stdio -- CMD ARGS…`: resolves with the exit code once CMD has exited and records are written.
  *
- * What a client waits for is the server's first answer, so the server starts first: this module loads
- * nothing but what checks the options and spawns it, and the policy, the pipeline and the log sink
- * (stdio-session.ts) load while the server boots. Until the relay joins them the server is given nothing
+ * What a client waits for is the server's first answer, so the server starts first, most often before the
+ * command line was even parsed (stdio-early.ts); this module loads nothing but what checks the options, and
+ * the policy, the pipeline and the log sink (stdio-session.ts) load while the server boots. Until the relay joins them the server is given nothing
  * and nothing it writes is judged or passed on: its bytes and the client's wait in their pipes (the server's
  * also in its stream's buffer, up to the high-water mark), bounded either way.
  */
@@ -26,14 +24,8 @@ export async function stdioCommand(argv: string[], o: StdioOptions): Promise<num
   const label = o.name ?? path.basename(command).replace(/\.(exe|cmd|bat)$/i, "");
   const interceptSettings = interceptOf(o);
   const pinsDir = pinFolder(o.caDir);
-  const spawned = spawnServer(command, args);
-  // Signals reach the server from the moment it runs, while the session still loads: a client that stops
-  // the launch early stops its server too, as it would a bare one.
-  const forward = (signal: NodeJS.Signals): void => void spawned.child.kill(signal);
-  for (const s of FORWARDED_SIGNALS) process.on(s, forward);
-  void spawned.outcome.then(() => {
-    for (const s of FORWARDED_SIGNALS) process.off(s, forward);
-  });
+  // Signals reach the server from the moment it runs, while the session still loads.
+  const spawned = takeEarlyServer(command, args) ?? startServer(command, args);
   try {
     const { relayLaunch } = await import("./stdio-session.js");
     return await relayLaunch(spawned, { command, args, label, pinsDir, interceptSettings }, o);

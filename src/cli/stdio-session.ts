@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { closeSync } from "node:fs";
 import path from "node:path";
-import { DEFAULT_MAX_INSPECT_BYTES } from "../body/index.js";
+import { DEFAULT_MAX_INSPECT_BYTES } from "../body/limits.js";
 import { createLogSink, type LogSink } from "../log/logger.js";
 import { openLaunchLog, stdioLogFolder } from "../stdio/log-folder.js";
 import { maxQueuedBytesFor, relayServer, type RelayEnd, type SpawnedServer } from "../stdio/relay.js";

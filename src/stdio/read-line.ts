@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
-import { DEFAULT_MAX_JSON_DEPTH, maxDepth, parseJsonText } from "../body/index.js";
+import { maxDepth, parseJsonText } from "../body/json-body.js";
+import { DEFAULT_MAX_JSON_DEPTH } from "../body/limits.js";
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { pythonJsonText } from "../body/json-text.js";
 import { valueSequence } from "../body/leading-value.js";

@@ -16,9 +16,9 @@
  *
  * File modes and owners mean little on Windows: the checks are skipped there.
  */
-// fs.promises is read where it is used: the bundle takes node:fs with require(), and node:fs/promises loads
-// readline and streams, which a `stdio` launch would load before it starts its server (scripts/build-cli.mjs).
-import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
+// fs.promises is read where it is used: node:fs/promises loads readline and streams, which a `stdio` launch
+// would load before it starts its server (scripts/build-cli.mjs).
+import fs, { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import path from "node:path";
 import { UsageError } from "./usage-error.js";
 
@@ -213,7 +213,7 @@ function tempNameBeside(file: string): string {
 export async function writeFileAtomic(file: string, data: string, mode = PRIVATE_FILE_MODE, options: { exclusive?: boolean } = {}): Promise<boolean> {
   const temp = tempNameBeside(file);
   try {
-    const handle = await fsp.open(temp, "wx", mode);
+    const handle = await fs.promises.open(temp, "wx", mode);
     try {
       await handle.chmod(mode); // our own new file: the umask may have cleared bits we want (0644)
       await handle.writeFile(data, "utf8");
@@ -223,11 +223,11 @@ export async function writeFileAtomic(file: string, data: string, mode = PRIVATE
     }
     let placed = true;
     if (options.exclusive) placed = await linkIfAbsent(temp, file);
-    else await fsp.rename(temp, file);
+    else await fs.promises.rename(temp, file);
     if (placed) await syncFolder(path.dirname(file));
     return placed;
   } finally {
-    await fsp.unlink(temp).catch(() => undefined); // after link() or a failure; already gone after rename()
+    await fs.promises.unlink(temp).catch(() => undefined); // after link() or a failure; already gone after rename()
   }
 }
 
@@ -251,7 +251,7 @@ export function writeFileAtomicSync(file: string, data: string, mode = PRIVATE_F
 /** Makes the new directory entry itself survive a crash. Not possible everywhere (Windows): best effort. */
 async function syncFolder(dir: string): Promise<void> {
   try {
-    const handle = await fsp.open(dir, "r");
+    const handle = await fs.promises.open(dir, "r");
     await handle.sync().finally(() => handle.close());
   } catch {
     // the file's data is synced already; at worst a crash right now loses the new name
@@ -262,7 +262,7 @@ async function syncFolder(dir: string): Promise<void> {
 // against a second process doing the same at the same moment. Some file systems have no hard links.
 async function linkIfAbsent(temp: string, file: string): Promise<boolean> {
   try {
-    await fsp.link(temp, file);
+    await fs.promises.link(temp, file);
     return true;
   } catch (error) {
     const code = errorCode(error);
@@ -270,7 +270,7 @@ async function linkIfAbsent(temp: string, file: string): Promise<boolean> {
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
   }
   if (existsNoFollow(file)) return false;
-  await fsp.rename(temp, file);
+  await fs.promises.rename(temp, file);
   return true;
 }
 

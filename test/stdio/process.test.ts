@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { CLI_MAIN, NODE_BIN, REPO_ROOT, runCli } from "../helpers/proxy-harness.js";
 import { records, tempDir } from "../helpers/stdio-shim.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { processesWith } from "../helpers/processes.js";
 import { expectRecordsMatchSchemas } from "../records/expect-records.js";
 
 interface Shim {
@@ -39,20 +40,6 @@ const node = (script: string): string[] => ["--", NODE_BIN, "-e", script];
 const dir = tempDir();
 let n = 0;
 const logFile = (): string => path.join(dir, `p${++n}.ndjson`);
-
-/** Processes whose command line contains `token`. */
-function processesWith(token: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(token);
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-}
 
 function gone(pid: number): boolean {
   try {
