@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { BASE_PATH, PATH_NAMES, type PathName } from "./paths.ts";
 
-export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "mcp", "replay", "hostile", "state"] as const;
+export const MEASURES = ["throughput", "sse", "handshake", "memory", "logging", "stdio", "mcp", "replay", "hostile", "state", "startup"] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -65,6 +65,8 @@ const USAGE = `usage: node bench/run.ts [--quick] [--only NAME]... [--keep-temp]
                speedscope show it as a flame graph); profiling slows the proxies down
   --base DIR   also run the build in DIR (another checkout, \`npm run build\` done there) as the path
                mcp-wiretap@base, in the throughput rounds beside this build (before/after in one run)
+  startup      (a measure) runs bench/stdio-startup.ts (issue 25: stdio start-up beside the bare server,
+               20 launches each, 5 with --quick; with --base, the other build too) after the others
   --rows LIST  the hostile measure: only these rows of issue 33's table (e.g. 1,2,3)
   --only NAME  run only this path (${PATH_NAMES.join(", ")}) or measure (${MEASURES.join(", ")});
                repeatable; "direct" always runs when a measure needs it as the reference
@@ -104,7 +106,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const onlyMeasures = MEASURES.filter((m) => only.includes(m));
   const loggingOnly = onlyMeasures.length === 1 && onlyMeasures[0] === "logging";
   // The stdio, mcp, hostile-peer and shared-state measures need no HTTP path of the comparison (they start their own).
-  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "mcp" || m === "replay" || m === "hostile" || m === "state");
+  const stdioOnly = onlyMeasures.length > 0 && onlyMeasures.every((m) => m === "stdio" || m === "mcp" || m === "replay" || m === "hostile" || m === "state" || m === "startup");
   const paths: PathName[] = onlyPaths.length ? [...onlyPaths] : loggingOnly ? ["mcp-wiretap"] : stdioOnly ? [] : PATH_NAMES.filter((p) => p !== BASE_PATH);
   if (baseDir !== null) {
     if (!existsSync(path.join(baseDir, "dist", "cli", "main.js"))) {

@@ -3,6 +3,7 @@
  * mcp-wiretap, bare http-mitm-proxy, mitmdump when installed), with the same undici client. Prints a table
  * to stdout and writes bench/results.json. See docs/performance.md.
  */
+import { spawn } from "node:child_process";
 import { lookup } from "node:dns/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -44,6 +45,8 @@ const d = options.durations;
 const HOSTILE_MS = options.measures.includes("hostile") ? 9 * (d.hostileSeconds + 6) * 1000 : 0;
 /** The shared-state section (issue 31): three windows per Redis placement, each proxy started fresh. */
 const STATE_MS = options.measures.includes("state") ? STATE_DELAYS_MS.length * (3 * (d.stateWindowMs + d.warmupMs) + 10_000) : 0;
+/** The stdio start-up section (issue 25) runs after the rest, in a process of its own. */
+const STARTUP_MS = options.measures.includes("startup") ? 180_000 : 0;
 const startedAt = performance.now();
 const progress = (msg: string): void => {
   process.stderr.write(`[bench ${((performance.now() - startedAt) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -178,7 +181,7 @@ const watchdog = setTimeout(() => {
   } finally {
     process.exit(1);
   }
-}, WATCHDOG_MS + HOSTILE_MS + STATE_MS);
+}, WATCHDOG_MS + HOSTILE_MS + STATE_MS + STARTUP_MS);
 watchdog.unref();
 
 async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
@@ -400,6 +403,16 @@ async function main(): Promise<void> {
     }));
   }
   finish();
+  if (options.measures.includes("startup")) await runStartup();
+}
+
+/** bench/stdio-startup.ts, its tables and verdicts printed after this run's (it writes no results.json entry). */
+async function runStartup(): Promise<void> {
+  progress("stdio start-up: launches of the bare server and of the wrapped one, interleaved");
+  const args = [path.join(REPO, "bench", "stdio-startup.ts"), "--launches", options.quick ? "5" : "20", ...(options.baseDir ? ["--base", options.baseDir] : [])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"] });
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (code !== 0) process.stdout.write(`\nstdio start-up: the section exited with ${code}\n`);
 }
 
 await main().then(
