@@ -9,6 +9,12 @@ import { nowMs, sleep } from "./time.ts";
 
 const MiB = 1024 * 1024;
 
+/**
+ * The hostile client's own address: the other client of the bench connects from 127.0.0.1, and a real hostile
+ * client has an address of its own (the proxy shares its loop, and its inspection budget, by client address).
+ */
+export const HOSTILE_CLIENT_ADDRESS = "127.0.0.2";
+
 export interface AttackTarget {
   proxyPort: number;
   /** The hostile upstream, `127.0.0.1:PORT`. */
@@ -128,7 +134,7 @@ async function writeEvents(res: http.ServerResponse, count: number, event: (i: n
 /** A request through the proxy (absolute URI); resolves with the status once the answer is read, 0 on error. */
 function through(t: AttackTarget, path: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({ host: "127.0.0.1", port: t.proxyPort, method: init.method ?? "GET", path: `http://${t.upstream}${path}`, headers: init.headers ?? {}, agent: false });
+    const req = http.request({ host: "127.0.0.1", localAddress: HOSTILE_CLIENT_ADDRESS, port: t.proxyPort, method: init.method ?? "GET", path: `http://${t.upstream}${path}`, headers: init.headers ?? {}, agent: false });
     // Stopped at the deadline (status 0).
     const timer = setTimeout(() => req.destroy(), Math.max(0, t.deadline - nowMs()));
     const done = (status: number): void => {
@@ -160,7 +166,7 @@ function oneBytePost(t: AttackTarget, body: Buffer): Promise<boolean> {
   return new Promise((resolve) => {
     const wire = oneByteChunks(body);
     const head = `POST http://${t.upstream}/answer HTTP/1.1\r\nhost: ${t.upstream}\r\n${Object.entries(MCP).map(([k, v]) => `${k}: ${v}\r\n`).join("")}transfer-encoding: chunked\r\nconnection: close\r\n\r\n`;
-    const socket = net.connect(t.proxyPort, "127.0.0.1", () => socket.write(Buffer.concat([Buffer.from(head), wire])));
+    const socket = net.connect({ port: t.proxyPort, host: "127.0.0.1", localAddress: HOSTILE_CLIENT_ADDRESS }, () => socket.write(Buffer.concat([Buffer.from(head), wire])));
     // Stopped at the deadline: the attack says how far it got.
     const timer = setTimeout(() => socket.destroy(), Math.max(0, t.deadline - nowMs()));
     socket.on("data", () => undefined);
@@ -189,7 +195,7 @@ export const ATTACKS: Attack[] = [
       await Promise.all(
         Array.from({ length: count }, () =>
           new Promise<void>((resolve) => {
-            const req = http.request({ host: "127.0.0.1", port: t.proxyPort, path: `http://${t.upstream}/unterminated`, headers: { accept: "text/event-stream", "mcp-protocol-version": "2025-11-25" }, agent: false });
+            const req = http.request({ host: "127.0.0.1", localAddress: HOSTILE_CLIENT_ADDRESS, port: t.proxyPort, path: `http://${t.upstream}/unterminated`, headers: { accept: "text/event-stream", "mcp-protocol-version": "2025-11-25" }, agent: false });
             requests.push(req);
             const timer = setTimeout(resolve, Math.max(0, t.deadline - nowMs()));
             req.on("response", (res) => {
@@ -286,7 +292,7 @@ export const ATTACKS: Attack[] = [
       if (!t.uiFeed) return "no UI";
       const feed = new URL(t.uiFeed);
       const sockets = Array.from({ length: 300 }, () => {
-        const s = net.connect(Number(feed.port), feed.hostname, () => {
+        const s = net.connect({ port: Number(feed.port), host: feed.hostname, localAddress: HOSTILE_CLIENT_ADDRESS }, () => {
           s.write(`GET ${feed.pathname}${feed.search} HTTP/1.1\r\nhost: ${feed.host}\r\n\r\n`);
           s.pause(); // never read
         });

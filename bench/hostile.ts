@@ -5,6 +5,12 @@
  * quiet run's, is the ratio), and `/healthz` is probed every 50 ms. Targets (the issue's): one hostile peer adds
  * at most 64 MiB (256 MiB for 40 unterminated 8 MiB streams), `/healthz` max ≤ 250 ms, no crash, the other
  * client's throughput ≥ 0.8 × quiet.
+ *
+ * The hostile peer's client side connects from 127.0.0.2 (bench/hostile-attacks.ts), the other client from
+ * 127.0.0.1: a real hostile client has an address of its own, and the proxy shares its event loop by peer
+ * (src/proxy/read-scheduler.ts). The hostile and the benign upstreams are two peers by their ports. The proxy's
+ * CPU use over the window (share of one core) is shown beside, to tell a loop the other client could not get
+ * from one the attack left idle.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -37,6 +43,8 @@ export interface HostileRow {
   healthzFailed: number;
   otherRequestsPerSec: number | null;
   otherRatio: number | null;
+  /** The proxy's CPU time over the window, as a share of one core. */
+  proxyCpu: number | null;
   crashed: boolean;
   targetMiB: number;
   verdict: "PASS" | "FAIL";
@@ -115,6 +123,7 @@ async function measure(opts: HostileOptions, attack: Attack | null, hostile: Hos
     const probes = probeHealth(proxy.port);
     const other = otherClient(proxy.port, benignPort);
     const started = nowMs();
+    const cpuBefore = proxy.child.cpuSeconds();
     const deadline = started + opts.secondsPerAttack * 1000;
     let done = "idle";
     try {
@@ -127,6 +136,7 @@ async function measure(opts: HostileOptions, attack: Attack | null, hostile: Hos
     await sleep(500);
     const seconds = (nowMs() - started) / 1000;
     clearInterval(sampler);
+    const cpuAfter = proxy.child.cpuSeconds();
     peak = Math.max(peak, proxy.child.rssMiB() ?? 0);
     const latencies = await probes.stop();
     const requests = await other.stop();
@@ -151,6 +161,7 @@ async function measure(opts: HostileOptions, attack: Attack | null, hostile: Hos
       healthzFailed: latencies.failed,
       otherRequestsPerSec: round(rate, 1),
       otherRatio: round(ratio, 2),
+      proxyCpu: cpuBefore === null || cpuAfter === null ? null : round((cpuAfter - cpuBefore) / seconds, 2),
       crashed,
       targetMiB,
       verdict: ok ? "PASS" : "FAIL",
@@ -248,10 +259,10 @@ function otherClient(proxyPort: number, upstreamPort: number): { stop(): Promise
 /** The section's table, for the bench's report. */
 export function hostileTable(r: HostileResult): string {
   const rows = [r.quiet, ...r.attacks];
-  const head = "row | attack | done | RSS growth MiB | over quiet MiB (target) | /healthz p50 / max ms | other client req/s (× quiet) | crash | verdict";
+  const head = "row | attack | done | RSS growth MiB | over quiet MiB (target) | /healthz p50 / max ms | other client req/s (× quiet) | proxy CPU | crash | verdict";
   const lines = rows.map(
     (x) =>
-      `${x.row || "-"} | ${x.attack} | ${x.done || "-"} | ${x.rssAddedMiB ?? "?"} | ${x.row ? `${x.rssOverQuietMiB ?? "?"} (≤ ${x.targetMiB})` : "-"} | ${x.healthzP50Ms ?? "?"} / ${x.healthzMaxMs ?? "?"}${x.healthzFailed ? ` (${x.healthzFailed} failed)` : ""} | ${x.otherRequestsPerSec ?? "?"}${x.otherRatio !== null ? ` (${x.otherRatio})` : ""} | ${x.crashed ? "CRASH" : "no"} | ${x.row ? x.verdict : ""}`,
+      `${x.row || "-"} | ${x.attack} | ${x.done || "-"} | ${x.rssAddedMiB ?? "?"} | ${x.row ? `${x.rssOverQuietMiB ?? "?"} (≤ ${x.targetMiB})` : "-"} | ${x.healthzP50Ms ?? "?"} / ${x.healthzMaxMs ?? "?"}${x.healthzFailed ? ` (${x.healthzFailed} failed)` : ""} | ${x.otherRequestsPerSec ?? "?"}${x.otherRatio !== null ? ` (${x.otherRatio})` : ""} | ${x.proxyCpu ?? "?"} | ${x.crashed ? "CRASH" : "no"} | ${x.row ? x.verdict : ""}`,
   );
   return [head, ...lines].join("\n");
 }

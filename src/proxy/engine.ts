@@ -77,7 +77,10 @@ export class Engine {
 
     // A request body may stream for as long as it likes (requestTimeout 0), but its head must arrive within a
     // minute: a client trickling header bytes (slowloris) is cut off with 408 and a record.
+    // A paused request keeps at most 16 KiB in Node's own buffer (Node 22's default of 64 KiB is 64 Ki objects
+    // for a body in 1-byte chunks, ~25 MiB of heap): see coalesce.ts.
     this.server = http.createServer({
+      highWaterMark: 16 * 1024,
       keepAlive: true,
       requestTimeout: 0,
       headersTimeout: headersTimeoutMs,

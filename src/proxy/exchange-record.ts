@@ -13,6 +13,17 @@ import type {
   ServerEndpoint,
 } from "./exchange.js";
 import { ReadGate } from "./read-gate.js";
+import type { HeldChunks } from "./read-scheduler.js";
+
+/** How one direction's body is read: the gate its reader obeys, and where its loop time is charged. */
+export interface BodyRead {
+  /** Closed while the exchange's gate or its sender's turn is. */
+  readonly gate: ReadGate;
+  /** The sender's turn alone, and what its paused sources hold (read-scheduler.ts). */
+  readonly turn?: ReadGate;
+  readonly held?: HeldChunks;
+  spent?(ms: number): void;
+}
 
 /** The mutable record behind the `Exchange` view that addons get. */
 export class ExchangeRecord implements Exchange {
@@ -33,6 +44,9 @@ export class ExchangeRecord implements Exchange {
   injectNow: ((raw: Buffer) => void) | null = null;
   /** Closed while the bodies must not be read (`pauseReading`). */
   readonly readGate = new ReadGate();
+  /** Each body's reading: the exchange's gate alone, unless the forwarder schedules reads by peer (read-scheduler.ts). */
+  requestRead: BodyRead = { gate: this.readGate };
+  responseRead: BodyRead = { gate: this.readGate };
 
   constructor(
     readonly mode: ExchangeMode,

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type { AddonChain, TapFanOut } from "./addon-chain.js";
 import type { ExchangeRecord } from "./exchange-record.js";
+import { charged } from "./scheduled-reads.js";
 
 /** The moving parts of one exchange in flight, shared by the forwarder's pieces. */
 export interface ExchangeLegs {
@@ -17,23 +18,27 @@ export interface ExchangeLegs {
  * Ends the exchange once, when the client's response closes (or earlier, through the returned function, when
  * the connection switched protocols): the taps end (or abort with the exchange's error), then the addons see
  * `exchangeEnd`. A response closed before it was complete is the client's doing: `client_aborted`, and both
- * upstream legs are torn down.
+ * upstream legs are torn down. `ended`: told once, after.
  */
-export function endWithResponse(legs: ExchangeLegs, addons: AddonChain): () => void {
+export function endWithResponse(legs: ExchangeLegs, addons: AddonChain, ended?: () => void): () => void {
   const { ex, req, res } = legs;
-  let ended = false;
+  let done = false;
   const end = (): void => {
-    if (ended) return;
-    ended = true;
-    if (ex.error) {
-      legs.requestTaps.abort(ex.error);
-      legs.responseTaps.abort(ex.error);
-    } else {
-      legs.requestTaps.end();
-      legs.responseTaps.end();
-    }
-    ex.endedAt = Date.now();
-    addons.exchangeEnd(ex);
+    if (done) return;
+    done = true;
+    // The exchange's records are its client's cost.
+    charged(ex.requestRead, () => {
+      if (ex.error) {
+        legs.requestTaps.abort(ex.error);
+        legs.responseTaps.abort(ex.error);
+      } else {
+        legs.requestTaps.end();
+        legs.responseTaps.end();
+      }
+      ex.endedAt = Date.now();
+      addons.exchangeEnd(ex);
+    });
+    ended?.();
   };
   res.on("close", () => {
     if (!res.writableFinished) {

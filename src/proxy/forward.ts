@@ -15,6 +15,9 @@ import { receiveResponse, receiveSwitch } from "./upstream-response.js";
 import { holdRequest } from "./request-hold.js";
 import { classifyUpstreamError } from "./upstream-error.js";
 import { openUpstreamRequest } from "./upstream-request.js";
+import type { ReadScheduler } from "./read-scheduler.js";
+import { charged, scheduleReads } from "./scheduled-reads.js";
+import { performance } from "node:perf_hooks";
 
 export interface Upstream {
   httpAgent: http.Agent;
@@ -42,6 +45,8 @@ export interface ForwardOptions {
    * Without `done`, the upgrade is not offered upstream (the request goes without its Upgrade header).
    */
   upgrade?: { leg: UpgradeLeg; done?(stats: UpgradeStats): void };
+  /** Shares the loop by peer: each body is read in its sender's turn (read-scheduler.ts). */
+  scheduler?: ReadScheduler;
 }
 
 /**
@@ -60,6 +65,7 @@ export function forwardExchange(
   res: http.ServerResponse,
   opts: ForwardOptions,
 ): ExchangeRecord {
+  const startedAt = performance.now();
   const server = formatTarget(route.target);
   const ex = new ExchangeRecord(
     route.mode,
@@ -73,6 +79,7 @@ export function forwardExchange(
   /** The request head upstream: end-to-end headers, then the framing of the body that follows (`length`: exactly that many bytes). */
   const headersFor = (length?: number): string[] => [...endToEnd, ...framingHeader(opts.framing, length), ...(switchDone ? ["connection", "Upgrade"] : [])];
   if (route.hostHeader) ex.replaceRequestHeader("host", route.hostHeader);
+  const unschedule = opts.scheduler ? scheduleReads(ex, opts.scheduler) : null;
   addons.requestHeaders(ex);
   const legs: ExchangeLegs = {
     ex,
@@ -114,13 +121,13 @@ export function forwardExchange(
   /** `sent`: the chunk was already written upstream (piped), and is flushed before the taps' work. */
   const tapBody = (body: Readable, sent?: () => void): void => {
     tapForwarded(body, legs.requestTaps, (n) => (ex.requestBytes += n), sent);
-    body.on("end", () => legs.requestTaps.end());
+    body.on("end", () => charged(ex.requestRead, () => legs.requestTaps.end()));
   };
   req.on("error", () => legs.upstreamRequest?.destroy());
 
   const hold = ex.requestHold;
   // Tiny chunks joined (see coalesce.ts): a body in 1-byte chunks costs a write and a tap call per read, not per byte.
-  const body = coalesced(req, ex.readGate);
+  const body = coalesced(req, ex.readGate, ex.requestRead);
   if (!hold) {
     const request = openUpstream(headersFor());
     // Piped before it is tapped: each chunk is sent on before the taps look at it (see sendResponse).
@@ -143,7 +150,8 @@ export function forwardExchange(
     });
   }
 
-  const end = endWithResponse(legs, addons);
+  const end = endWithResponse(legs, addons, () => unschedule?.());
+  ex.requestRead.spent?.(performance.now() - startedAt);
   return ex;
 }
 

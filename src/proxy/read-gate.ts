@@ -32,3 +32,21 @@ export class ReadGate {
     for (const l of [...this.listeners]) l(open);
   }
 }
+
+/**
+ * A gate closed while any of `gates` is closed (an exchange's own gate, and its peer's: read-scheduler.ts);
+ * `stop` unwatches them (call it when the reader is done: the peer's gate outlives the exchange).
+ */
+export function joinedGate(...gates: ReadGate[]): { gate: ReadGate; stop(): void } {
+  const gate = new ReadGate();
+  const unwatch = gates.map((g) => {
+    let release: (() => void) | null = g.open ? null : gate.hold();
+    return g.watch((open) => {
+      if (open) {
+        release?.();
+        release = null;
+      } else release ??= gate.hold();
+    });
+  });
+  return { gate, stop: () => unwatch.forEach((u) => u()) };
+}

@@ -7,6 +7,7 @@ import { OrderedOutput } from "./ordered-output.js";
 import { tapForwarded } from "./body-taps.js";
 import { coalesced } from "./coalesce.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
+import { charged } from "./scheduled-reads.js";
 
 /**
  * Sends the upstream response to the client: unchanged (the default, and always in monitor mode), or
@@ -28,10 +29,10 @@ export function sendResponse(ex: ExchangeRecord, upRes: http.IncomingMessage, re
     // Piped first, tapped second: each chunk is on its way to the client before decoding, policy and
     // logging look at it, so they never delay it. (node:http corks the socket until the next tick after a
     // write; uncorking sends the chunk now instead of after the taps' work.) Tiny chunks are joined first.
-    const body = coalesced(upRes, ex.readGate);
+    const body = coalesced(upRes, ex.readGate, ex.responseRead);
     body.pipe(res);
     tapForwarded(body, taps, (n) => (ex.responseBytes += n), () => res.socket?.uncork());
-    body.on("end", () => taps.end());
+    body.on("end", () => charged(ex.responseRead, () => taps.end()));
     return;
   }
   tapBody();
@@ -53,10 +54,14 @@ function sendWhole(
   // One growing buffer, charged to the inspection budget: never an object per chunk.
   const kept = new GrowingBuffer(rewriter.charge, rewriter.maxBytes + 1);
   let passedThrough = false;
-  const onData = (chunk: Buffer): void => {
-    if (!kept.append(chunk)) replaceUnheld("over_budget", chunk);
-    else if (kept.length > rewriter.maxBytes) replaceUnheld("too_large");
-  };
+  const read = ex.responseRead;
+  const onData = (chunk: Buffer): void =>
+    charged(read, () => {
+      if (!kept.append(chunk)) replaceUnheld("over_budget", chunk);
+      else if (kept.length > rewriter.maxBytes) replaceUnheld("too_large");
+    });
+  // Held while its server's turn is paused (read-scheduler.ts), until the body is whole or passed through.
+  const flowControl = (open: boolean): void => void (passedThrough ? undefined : open ? upRes.resume() : upRes.pause());
   /**
    * Too large to hold, no room in the budget (`unkept`: the chunk that found none), or refused on its head:
    * the rewriter says what goes out instead (fail closed), or it passes unchanged.
@@ -134,8 +139,10 @@ function sendWhole(
   // A response cut off (either side) leaves nothing held (nor charged).
   res.once("close", () => kept.clear());
   if (rewriter.now) return replaceUnheld();
+  res.once("close", read.gate.watch(flowControl));
   upRes.on("data", onData);
-  upRes.on("end", () => void onEnd());
+  upRes.on("end", () => void charged(read, () => void onEnd()));
+  flowControl(read.gate.open);
 }
 
 function sendEvents(
@@ -154,8 +161,9 @@ function sendEvents(
   // behind judgements passed its budget (the exchange's read gate).
   let draining = false;
   let held = false;
-  const flowControl = (): void => void (draining || held || !ex.readGate.open ? upRes.pause() : upRes.resume());
-  res.once("close", ex.readGate.watch(flowControl));
+  const read = ex.responseRead;
+  const flowControl = (): void => void (draining || held || !read.gate.open ? upRes.pause() : upRes.resume());
+  res.once("close", read.gate.watch(flowControl));
   const write = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw) && !draining) {
       draining = true;
@@ -238,8 +246,8 @@ function sendEvents(
     });
   };
   if (!rewriter.decode) {
-    upRes.on("data", (chunk: Buffer) => framer.push(chunk));
-    upRes.on("end", finish);
+    upRes.on("data", (chunk: Buffer) => charged(read, () => framer.push(chunk)));
+    upRes.on("end", () => charged(read, finish));
     // Listening for `data` started the upstream: a gate closed already (paused from the start) holds it.
     flowControl();
     return;
@@ -247,9 +255,9 @@ function sendEvents(
   // Decoding may finish after the upstream's end (zlib is asynchronous), or before it (a broken stream). An
   // upstream cut off mid-stream is not ended cleanly here: the forwarder fails the exchange.
   let cut = false;
-  const decoder = rewriter.decode({ data: (chunk) => framer.push(chunk), end: () => !cut && finish() });
-  upRes.on("data", (chunk: Buffer) => decoder.data(chunk));
-  upRes.on("end", () => decoder.end());
+  const decoder = rewriter.decode({ data: (chunk) => charged(read, () => framer.push(chunk)), end: () => !cut && finish() });
+  upRes.on("data", (chunk: Buffer) => charged(read, () => decoder.data(chunk)));
+  upRes.on("end", () => charged(read, () => decoder.end()));
   flowControl();
   upRes.on("close", () => {
     if (upRes.complete) return;

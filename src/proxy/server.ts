@@ -19,6 +19,7 @@ import type { ProxyEvent } from "./proxy-events.js";
 import { globToRegExp } from "../util/glob.js";
 import { redactText, redactUrlQuery } from "../log/redact.js";
 import { upstreamContext } from "./upstream-context.js";
+import { ReadScheduler } from "./read-scheduler.js";
 
 export interface ProxyServerOptions {
   host: string;
@@ -50,6 +51,8 @@ export interface ProxyServerOptions {
   refuseTraffic?: () => string | null;
   /** More of the proxy's state for `/healthz` to show (the inspection budget's use, say). */
   health?: () => Record<string, unknown>;
+  /** Share the event loop by peer (read-scheduler.ts); default true. */
+  scheduleReads?: boolean;
 }
 
 /** The proxy: engine → exchange → addons, with everything a user meets at the network level. */
@@ -64,9 +67,11 @@ export class ProxyServer {
   private readonly inFlight = new Map<ExchangeRecord, http.ServerResponse>();
   private readonly isPassthrough: (host: string) => boolean;
   private readonly report: (e: ProxyEvent) => void;
+  private readonly scheduler: ReadScheduler | null;
 
   constructor(private readonly opts: ProxyServerOptions) {
     this.report = opts.report;
+    this.scheduler = opts.scheduleReads === false ? null : new ReadScheduler();
     this.addons = new AddonChain(opts.addons, (addon, hook, err, flow) =>
       this.record({ type: "addon_error", addon, hook, err: errorText(err), ...(flow !== undefined ? { flow } : {}) }),
     );
@@ -137,6 +142,7 @@ export class ProxyServer {
     }
     this.upstream.httpAgent.destroy();
     this.upstream.httpsAgent.destroy();
+    this.scheduler?.close();
     await this.addons.close();
   }
 
@@ -197,7 +203,8 @@ export class ProxyServer {
     if (!tunnel && requestTarget === "/healthz" && req.method === "GET") {
       req.resume();
       res.writeHead(unavailable ? 503 : 200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify({ ...(unavailable ? { status: "unavailable", reason: unavailable } : { status: "ok" }), ...this.opts.health?.() }));
+      const reads = this.scheduler ? { readScheduling: this.scheduler.usage() } : {};
+      res.end(JSON.stringify({ ...(unavailable ? { status: "unavailable", reason: unavailable } : { status: "ok" }), ...this.opts.health?.(), ...reads }));
       return;
     }
     if (unavailable) {
@@ -236,7 +243,7 @@ export class ProxyServer {
       refuseRequest(res, 400, framed.reason, { close: true });
       return;
     }
-    const ex = forwardExchange(this.addons, this.upstream, route, req, res, { framing: framed.framing });
+    const ex = forwardExchange(this.addons, this.upstream, route, req, res, { framing: framed.framing, ...this.scheduling() });
     this.inFlight.set(ex, res);
     res.once("close", () => this.inFlight.delete(ex));
   }
@@ -279,7 +286,7 @@ export class ProxyServer {
     const startedAt = Date.now();
     const websocket = /^\s*websocket\s*$/i.test(req.headers.upgrade ?? "");
     const done = (stats: UpgradeStats): void => this.websocketRecord(route, ex.id, startedAt, stats);
-    const ex = forwardExchange(this.addons, this.upstream, route, req, leg.res, { framing: framed.framing, upgrade: { leg, ...(websocket ? { done } : {}) } });
+    const ex = forwardExchange(this.addons, this.upstream, route, req, leg.res, { framing: framed.framing, upgrade: { leg, ...(websocket ? { done } : {}) }, ...this.scheduling() });
     this.inFlight.set(ex, leg.res);
     socket.once("close", () => this.inFlight.delete(ex));
   }
@@ -344,6 +351,10 @@ export class ProxyServer {
     const reason = req.headers["proxy-authorization"] ? "wrong proxy credentials" : "proxy credentials missing";
     this.record({ type: req.method === "CONNECT" ? "refused_connect" : "refused_request", client, status: 407, reason });
     return false;
+  }
+
+  private scheduling(): { scheduler?: ReadScheduler } {
+    return this.scheduler ? { scheduler: this.scheduler } : {};
   }
 
   /** Every record about the proxy itself starts as a typed event, shaped by the records module. */

@@ -8,9 +8,15 @@ import { sendResponse } from "./response-writer.js";
 import { formatTarget } from "./target.js";
 import type { UpgradeLeg, UpgradeStats } from "./upgrade.js";
 import { classifyUpstreamError } from "./upstream-error.js";
+import { charged } from "./scheduled-reads.js";
 
 /** The upstream's answer: its head to the addons, its body to the client (and a copy to the taps). */
 export function receiveResponse(legs: ExchangeLegs, addons: AddonChain, route: ForwardRoute, upRes: http.IncomingMessage, leg?: UpgradeLeg): void {
+  // The head's work is its server's cost.
+  charged(legs.ex.responseRead, () => receive(legs, addons, route, upRes, leg));
+}
+
+function receive(legs: ExchangeLegs, addons: AddonChain, route: ForwardRoute, upRes: http.IncomingMessage, leg?: UpgradeLeg): void {
   const { ex, res } = legs;
   const server = formatTarget(route.target);
   legs.upstreamResponse = upRes;
