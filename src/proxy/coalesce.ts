@@ -106,8 +106,12 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   };
   out.once("close", stop);
   source.once("close", stop);
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // The run being joined: its first chunk as it came (passed on uncopied if it stays alone, the usual case),
+  // then a slab the run is copied into, so that a sender of tiny chunks costs one small object per chunk only
+  // until it is copied, never a list of them held to the end of the turn.
+  let first: Buffer | null = null;
+  let slab: Buffer | null = null;
+  let used = 0;
   let tickScheduled = false;
   const pass = (chunk: Buffer): void => {
     const t0 = spent ? performance.now() : 0;
@@ -116,26 +120,54 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   };
   const release = (): void => {
     tickScheduled = false;
-    if (pendingBytes === 0 || out.destroyed) return;
-    const joined = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    pass(joined);
+    if (first !== null) {
+      const alone = first;
+      first = null;
+      if (!out.destroyed) pass(alone);
+      return;
+    }
+    if (used === 0 || slab === null) return;
+    // A slab mostly empty is copied out and kept for the next run: what waits downstream (a slow receiver)
+    // is about what was sent, not 16 KiB for every few bytes.
+    const joined = used < JOINED_BYTES / 4 ? Buffer.from(slab.subarray(0, used)) : slab.subarray(0, used);
+    if (joined.buffer === slab.buffer) slab = null;
+    used = 0;
+    if (!out.destroyed) pass(joined);
+  };
+  const schedule = (size: number): void => {
+    if (tickScheduled) return;
+    tickScheduled = true;
+    if (size < TINY_BYTES) setImmediate(release);
+    else process.nextTick(release);
+  };
+  const join = (chunk: Buffer): void => {
+    slab ??= Buffer.allocUnsafe(JOINED_BYTES);
+    chunk.copy(slab, used);
+    used += chunk.length;
   };
   source.on("data", (chunk: Buffer) => {
     spent?.(CHUNK_COST_MS);
     seenBytes += chunk.length;
     seenChunks++;
     if (chunk.length === 0) return;
-    if (pendingBytes === 0 && chunk.length >= JOINED_BYTES) return pass(chunk);
-    pending.push(chunk);
-    pendingBytes += chunk.length;
-    if (pendingBytes >= JOINED_BYTES) release();
-    else if (!tickScheduled) {
-      tickScheduled = true;
-      if (chunk.length < TINY_BYTES) setImmediate(release);
-      else process.nextTick(release);
+    if (first === null && used === 0) {
+      if (chunk.length >= JOINED_BYTES) return pass(chunk);
+      first = chunk;
+      return schedule(chunk.length);
     }
+    if (first !== null) {
+      const earlier = first;
+      first = null;
+      join(earlier);
+    }
+    if (used + chunk.length > JOINED_BYTES) {
+      release();
+      if (chunk.length >= JOINED_BYTES) return pass(chunk);
+      first = chunk;
+      return schedule(chunk.length);
+    }
+    join(chunk);
+    if (used >= JOINED_BYTES) release();
   });
   source.on("end", () => {
     release();
