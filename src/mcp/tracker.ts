@@ -1,4 +1,5 @@
 import type { TableEvictedRecord } from "../bounds/evictions.js";
+import { peerShareOf } from "../bounds/shared-table.js";
 import { Correlator, opposite, type PendingRequest, type Unanswered } from "./correlator.js";
 import {
   cancelledRequestId,
@@ -15,6 +16,7 @@ import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
 import type { Judged, Judgement, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
+import { senderPeer } from "./table-peer.js";
 import { runEach } from "../util/run-each.js";
 import { TaskCalls } from "./tasks/task-calls.js";
 import { unansweredEvent } from "./unanswered-event.js";
@@ -25,6 +27,8 @@ export interface TrackerLimits {
   maxSessions: number;
   /** Bytes each table may hold (default: TABLE_BYTES); the legacy endpoints and open rounds take a quarter. */
   maxTableBytes?: number;
+  /** Each peer may hold this part of each table (default: an eighth; 1: no shares, the table's bounds alone). */
+  peerShareDivisor?: number;
 }
 
 /** Bytes the pending, given-up and session tables may each hold by default. */
@@ -78,9 +82,12 @@ export class McpTracker {
   ) {
     const bytes = limits.maxTableBytes ?? TABLE_BYTES;
     const evicted = (r: TableEvictedRecord): void => out.evicted?.(r);
-    this.correlator = new Correlator({ maxPending: limits.maxPending, maxPendingBytes: bytes }, (lost) => this.reportUnanswered(lost), evicted);
-    this.sessions = new SessionTable({ maxEntries: limits.maxSessions, maxBytes: bytes }, (r) => out.session(r));
-    this.legacy = new LegacyEndpoints({ maxEntries: limits.maxSessions, maxBytes: bytes / 4 }, evicted);
+    const divisor = limits.peerShareDivisor;
+    this.correlator = new Correlator({ maxPending: limits.maxPending, maxPendingBytes: bytes, ...(divisor ? { peerShareDivisor: divisor } : {}) }, (lost) => this.reportUnanswered(lost), evicted);
+    const sessionBounds = { maxEntries: limits.maxSessions, maxBytes: bytes };
+    this.sessions = new SessionTable(sessionBounds, (r) => out.session(r), evicted, peerShareOf(sessionBounds, divisor));
+    const legacyBounds = { maxEntries: limits.maxSessions, maxBytes: bytes / 4 };
+    this.legacy = new LegacyEndpoints(legacyBounds, evicted, peerShareOf(legacyBounds, divisor));
     this.rounds = new MultiRoundCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, evicted);
     this.tasks = new TaskCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, (e) => out.rpc(e), now);
   }
@@ -119,6 +126,7 @@ export class McpTracker {
             path: ctx.path,
             transport: ctx.transport,
             startedAt: now,
+            peer: senderPeer(ctx),
             progressToken: progressToken(msg),
             ...(msg.method === "initialize" ? { keep: keptOfInitialize(msg.params) } : {}),
             protocolVersion: event.protocolVersion,
@@ -161,7 +169,7 @@ export class McpTracker {
         break;
     }
     event.protocolVersion ??= this.protocolVersionOf(event, msg);
-    if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion);
+    if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion, senderPeer(ctx));
     return event;
   }
 
@@ -224,6 +232,7 @@ export class McpTracker {
   close(): void {
     runEach([() => this.giveUp(() => true, "proxy stopped"), () => this.tasks.close(), ...this.sessions.all().map((s) => () => this.sessions.end(s.server, s.session, "proxy stopped"))]);
     this.correlator.flushEvictions();
+    this.sessions.flushEvictions();
     this.legacy.flushEvictions();
     this.rounds.flushEvictions();
   }
@@ -270,6 +279,8 @@ export class McpTracker {
         capabilities: { client: params.capabilities, server: result.capabilities },
         instructionsBytes: typeof instructions === "string" ? Buffer.byteLength(instructions) : 0,
       },
+      // Charged to whoever chose its name: the server that assigned it, else the client that sent it.
+      assignedSession ? senderPeer(ctx) : request.peer,
     );
   }
 
