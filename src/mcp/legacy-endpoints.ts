@@ -1,3 +1,4 @@
+import http from "node:http";
 import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
 import { SharedTable } from "../bounds/shared-table.js";
 import { serverPeer } from "./table-peer.js";
@@ -17,6 +18,13 @@ export interface LegacySession {
   /** Enforce mode: sends bytes down the session's event stream (policy errors for denied POSTs). */
   inject?: (raw: Buffer) => void;
 }
+
+/**
+ * An endpoint longer than a request head the proxy accepts (Node's `--max-http-header-size`, 16 KiB by
+ * default) is not registered: no POST to it can come through the proxy, and reading it as a URL would copy
+ * its text several times over (a server announcing 2,000 endpoints of 512 KiB cost a GB of garbage so).
+ */
+export const MAX_ENDPOINT_CHARS = http.maxHeaderSize;
 
 /** Endpoints one stream may hold at once: a server announces one; a stream announcing more keeps its latest. */
 export const MAX_ENDPOINTS_PER_STREAM = 8;
@@ -49,6 +57,7 @@ export class LegacyEndpoints {
 
   /** Registers the endpoint announced on a GET stream; `base` is the stream's own URL. */
   register(data: string, base: URL, streamFlow: string, server: string): LegacySession | null {
+    if (data.length > MAX_ENDPOINT_CHARS) return null;
     let url: URL;
     try {
       url = new URL(data.trim(), base);
