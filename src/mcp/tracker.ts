@@ -31,8 +31,13 @@ export interface TrackerLimits {
   peerShareDivisor?: number;
 }
 
-/** Bytes the pending, given-up and session tables may each hold by default. */
-export const TABLE_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes the pending, given-up and session tables may each hold by default (an eighth of it per peer): real
+ * traffic reaches their entry bounds long before (a pending request or a session is a few hundred bytes).
+ * What a table holds costs up to four times as much resident memory under a flood (V8 lets the heap grow so
+ * far over what is live before collecting it): 16 MiB each made one hostile client cost ~48 MiB held.
+ */
+export const TABLE_BYTES = 8 * 1024 * 1024;
 /** Of an `initialize` request, only `clientInfo` and `capabilities` wait for the answer, each at most this large. */
 export const MAX_KEPT_INITIALIZE_BYTES = 65_536;
 
