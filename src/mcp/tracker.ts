@@ -93,7 +93,8 @@ export class McpTracker {
     this.sessions = new SessionTable(sessionBounds, (r) => out.session(r), evicted, peerShareOf(sessionBounds, divisor));
     const legacyBounds = { maxEntries: limits.maxSessions, maxBytes: bytes / 4 };
     this.legacy = new LegacyEndpoints(legacyBounds, evicted, peerShareOf(legacyBounds, divisor));
-    this.rounds = new MultiRoundCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, evicted);
+    const roundBounds = { maxEntries: limits.maxPending, maxBytes: bytes / 4 };
+    this.rounds = new MultiRoundCalls(roundBounds, evicted, peerShareOf(roundBounds, divisor));
     this.tasks = new TaskCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, (e) => out.rpc(e), now);
   }
 

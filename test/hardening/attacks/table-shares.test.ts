@@ -108,6 +108,21 @@ describe("one hostile peer against the shared tables", () => {
     t.close();
     expect(seen.evicted.find((r) => r.table === "legacy_endpoints" && r.reason !== "per_stream")).toMatchObject({ reason: "per_server", peer: `server ${HOSTILE_SERVER}` });
   });
+
+  it("a server opening 1,000 multi-round calls on 16 KiB tool names leaves an honest server's open round known", () => {
+    const { t, seen } = tracker();
+    const open = (server: string, id: number, tool: string, flow: string): void => {
+      t.message(ctx({ server, session: "s", direction: "client_to_server", flow }), { jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: {} } }, 100);
+      t.message(ctx({ server, session: "s", direction: "server_to_client", flow }), { jsonrpc: "2.0", id, result: { resultType: "input_required", requestState: `st-${id}` } }, 100);
+    };
+    open(HONEST_SERVER, 1, "book", "h");
+    for (let i = 0; i < 1_000; i++) open(HOSTILE_SERVER, 100 + i, fresh(16 * 1024, i), `x${i}`);
+    t.message(ctx({ session: "s", direction: "client_to_server", flow: "h2" }), { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "book", arguments: {}, inputResponses: {}, requestState: "st-1" } }, 100);
+    expect(seen.rpc.at(-1)).toMatchObject({ call: "h#n:1", round: 2 });
+    expect(seen.rpc.at(-1)!.roundProblem).toBeUndefined();
+    t.close();
+    expect(seen.evicted.find((r) => r.table === "multi_round")).toMatchObject({ reason: "per_server", peer: `server ${HOSTILE_SERVER}` });
+  });
 });
 
 describe("one hostile server against the tool catalog and the pins", () => {
