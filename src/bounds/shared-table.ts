@@ -80,6 +80,11 @@ export class SharedTable<V> {
     return [...this.entries.values()].map((h) => h.value);
   }
 
+  /** Key and value of each entry, oldest first; deleting the entry at hand meanwhile is safe (a Map's iteration is). */
+  *keyed(): Generator<[string, V]> {
+    for (const [key, held] of this.entries) yield [key, held.value];
+  }
+
   /** Holds `value` under `key` (as the newest entry, charged to `peer`), then evicts what its bounds no longer allow. */
   set(key: string, value: V, peer: string, bytes: number): void {
     this.delete(key);

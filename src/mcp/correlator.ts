@@ -163,10 +163,9 @@ export class Correlator {
   /** Removes and returns the requests that match. */
   drain(match: (p: PendingRequest) => boolean): PendingRequest[] {
     const out: PendingRequest[] = [];
-    for (const p of this.pending.values()) {
+    for (const [key, p] of this.pending.keyed()) {
       if (match(p)) {
         out.push(p);
-        const key = keyOf(p);
         this.take(key);
         this.remember(key, p);
       }
