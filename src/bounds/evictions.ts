@@ -4,11 +4,17 @@
  * `table_evicted` record. A flood evicts thousands of entries a second: the first eviction of a table is
  * written at once, the next ones are counted and written together at most every 10 s (and at close).
  */
-/** Tables that report evictions here (pending requests and sessions have records of their own: unanswered, session end). */
-export type BoundedTable = "given_up" | "legacy_endpoints" | "multi_round" | "tool_catalog" | "ui_feeds";
+/**
+ * Tables that report evictions here (pending requests and sessions have records of their own as well: each
+ * evicted request an `unanswered` record, each evicted session its `session` end).
+ */
+export type BoundedTable = "pending" | "given_up" | "sessions" | "legacy_endpoints" | "multi_round" | "tool_catalog" | "ui_feeds";
 
-/** "entries"/"bytes": the table's bound was reached; "per_server"/"per_stream": one peer's share of it; "stalled": a reader did not read. */
-export type EvictionReason = "entries" | "bytes" | "per_server" | "per_stream" | "stalled";
+/**
+ * "entries"/"bytes": the table's bound was reached; "per_client"/"per_server"/"per_stream": one peer's share
+ * of it (the record names the peer); "stalled": a reader did not read.
+ */
+export type EvictionReason = "entries" | "bytes" | "per_client" | "per_server" | "per_stream" | "stalled";
 
 export interface TableEvictedRecord {
   event: "table_evicted";
@@ -18,6 +24,8 @@ export interface TableEvictedRecord {
   bytes: number;
   maxEntries: number;
   maxBytes: number;
+  /** Whose share was full (per_client, per_server): `client ADDRESS` or `server HOST:PORT` (a stdio server: its name). */
+  peer?: string;
   message: string;
 }
 
@@ -29,6 +37,8 @@ export interface TableBounds {
 export const EVICTION_REPORT_EVERY_MS = 10_000;
 
 const WHAT: Record<BoundedTable, string> = {
+  pending: "requests waiting for an answer (each also reported unanswered)",
+  sessions: "sessions (each also ended in a session record)",
   given_up: "requests already reported unanswered (a late answer is no longer tied to them)",
   legacy_endpoints: "legacy HTTP+SSE endpoints",
   multi_round: "open rounds of multi-round calls",
@@ -38,9 +48,21 @@ const WHAT: Record<BoundedTable, string> = {
 
 export type EvictionSink = (record: TableEvictedRecord) => void;
 
-/** Counts one table's evictions and writes them as records, at most one per reason every 10 s. */
+/** Peers named apart in one record period; evictions of further peers are summed without a name. */
+const MAX_NAMED_PEERS = 16;
+
+interface Counted {
+  reason: EvictionReason;
+  peer: string | undefined;
+  evicted: number;
+  bytes: number;
+}
+
+/** Counts one table's evictions and writes them as records, at most one per reason (and peer) every 10 s. */
 export class EvictionReport {
-  private readonly counts = new Map<EvictionReason, { evicted: number; bytes: number }>();
+  /** By reason and peer: at most MAX_NAMED_PEERS peers and one unnamed sum per reason, however many peers evict. */
+  private readonly counts = new Map<string, Counted>();
+  private namedPeers = 0;
   private lastWritten = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
 
@@ -51,11 +73,21 @@ export class EvictionReport {
     private readonly now: () => number = Date.now,
   ) {}
 
-  evicted(reason: EvictionReason, bytes: number, evicted = 1): void {
-    const c = this.counts.get(reason) ?? { evicted: 0, bytes: 0 };
+  evicted(reason: EvictionReason, bytes: number, evicted = 1, peer?: string): void {
+    let key = peer === undefined ? reason : `${reason}\u0000${peer}`;
+    let c = this.counts.get(key);
+    if (!c && peer !== undefined && this.namedPeers >= MAX_NAMED_PEERS) {
+      key = reason;
+      c = this.counts.get(key);
+      peer = undefined;
+    }
+    if (!c) {
+      c = { reason, peer, evicted: 0, bytes: 0 };
+      this.counts.set(key, c);
+      if (peer !== undefined) this.namedPeers++;
+    }
     c.evicted += evicted;
     c.bytes += bytes;
-    this.counts.set(reason, c);
     const wait = this.lastWritten + EVICTION_REPORT_EVERY_MS - this.now();
     if (wait <= 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), wait).unref();
@@ -67,19 +99,21 @@ export class EvictionReport {
     this.timer = null;
     if (this.counts.size === 0) return;
     this.lastWritten = this.now();
-    const counted = [...this.counts];
+    const counted = [...this.counts.values()];
     this.counts.clear();
-    for (const [reason, c] of counted) {
+    this.namedPeers = 0;
+    for (const c of counted) {
       try {
         this.sink({
           event: "table_evicted",
           table: this.table,
-          reason,
+          reason: c.reason,
           evicted: c.evicted,
           bytes: c.bytes,
           maxEntries: this.bounds.maxEntries,
           maxBytes: this.bounds.maxBytes,
-          message: `${c.evicted} ${WHAT[this.table]} evicted (${describe(reason, this.bounds)})`,
+          ...(c.peer !== undefined ? { peer: c.peer } : {}),
+          message: `${c.evicted} ${WHAT[this.table]} evicted (${describe(c.reason, this.bounds, c.peer)})`,
         });
       } catch {
         // A failing sink must not break the table that reports to it.
@@ -88,14 +122,16 @@ export class EvictionReport {
   }
 }
 
-function describe(reason: EvictionReason, b: TableBounds): string {
+function describe(reason: EvictionReason, b: TableBounds, peer: string | undefined): string {
   switch (reason) {
     case "entries":
       return `the table holds at most ${b.maxEntries} entries`;
     case "bytes":
       return `the table holds at most ${b.maxBytes} bytes`;
+    case "per_client":
+      return peer === undefined ? "clients' shares of the table are full" : `the share of the table of ${peer} is full`;
     case "per_server":
-      return "one server's share of the table is full";
+      return peer === undefined ? "one server's share of the table is full" : `the share of the table of ${peer} is full`;
     case "per_stream":
       return "one stream's share of the table is full";
     case "stalled":

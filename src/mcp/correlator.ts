@@ -1,4 +1,5 @@
-import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink } from "../bounds/evictions.js";
+import { ENTRY_OVERHEAD, textBytes, type EvictionSink } from "../bounds/evictions.js";
+import { peerShareOf, SharedTable } from "../bounds/shared-table.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
 
 export type Direction = "client_to_server" | "server_to_client";
@@ -31,6 +32,8 @@ export interface PendingRequest {
   readonly path: string;
   readonly transport: string;
   readonly startedAt: number;
+  /** Whose share of the tables it is charged to: the peer that sent it (src/mcp/table-peer.ts). */
+  readonly peer: string;
   readonly progressToken: string | number | undefined;
   /** Protocol revision the request was sent under, when known: its response and unanswered record carry it too. */
   readonly protocolVersion?: string | null;
@@ -52,16 +55,18 @@ export interface CorrelatorLimits {
   maxPending: number;
   /** Bytes those requests may hold, each table. */
   maxPendingBytes: number;
+  /** Each peer may hold this part of each table (default: an eighth, src/bounds/shared-table.ts). */
+  peerShareDivisor?: number;
 }
 
 /**
  * Ties responses, progress and cancellations to their requests. The key is
  * (server, session, direction of the request, id): clients and servers number requests independently, and
- * the same id may be reused in another session. The table is bounded by entries and bytes; what falls out
- * is handed to `onEvicted`, never dropped silently.
+ * the same id may be reused in another session. The table is bounded by entries and bytes, and each peer
+ * (the request's sender) to a share of it; what falls out is handed to `onEvicted`, never dropped silently.
  */
 export class Correlator {
-  private readonly pending = new Map<string, PendingRequest>();
+  private readonly pending: SharedTable<PendingRequest>;
   private readonly progress = new Map<string, string>();
   /** Open `subscriptions/listen` requests, by scope: the notifications on their streams belong to them. */
   private readonly listens = new Map<string, string>();
@@ -69,17 +74,27 @@ export class Correlator {
    * Requests given up (their stream ended, the table overflowed), bounded as the table is:
    * a peer still takes an answer that comes later, on another stream of the session, for theirs.
    */
-  private readonly givenUp = new Map<string, PendingRequest>();
-  private pendingBytes = 0;
-  private givenUpBytes = 0;
-  private readonly givenUpEvictions: EvictionReport;
+  private readonly givenUp: SharedTable<PendingRequest>;
 
   constructor(
-    private readonly limits: CorrelatorLimits,
+    limits: CorrelatorLimits,
     private readonly onEvicted: (lost: Unanswered) => void,
     reportEvictions: EvictionSink = () => undefined,
   ) {
-    this.givenUpEvictions = new EvictionReport("given_up", { maxEntries: limits.maxPending, maxBytes: limits.maxPendingBytes }, reportEvictions);
+    const bounds = { maxEntries: limits.maxPending, maxBytes: limits.maxPendingBytes };
+    const share = peerShareOf(bounds, limits.peerShareDivisor);
+    this.givenUp = new SharedTable("given_up", bounds, reportEvictions, undefined, share);
+    this.pending = new SharedTable(
+      "pending",
+      bounds,
+      reportEvictions,
+      (lost, key) => {
+        this.unlink(key, lost);
+        this.remember(key, lost);
+        this.onEvicted({ ...lost, reason: "evicted" });
+      },
+      share,
+    );
   }
 
   get size(): number {
@@ -88,33 +103,33 @@ export class Correlator {
 
   /** What the tables hold: entries and bytes, pending and given up. */
   get usage(): { pending: number; pendingBytes: number; givenUp: number; givenUpBytes: number } {
-    return { pending: this.pending.size, pendingBytes: this.pendingBytes, givenUp: this.givenUp.size, givenUpBytes: this.givenUpBytes };
+    return { pending: this.pending.size, pendingBytes: this.pending.usage.bytes, givenUp: this.givenUp.size, givenUpBytes: this.givenUp.usage.bytes };
   }
 
-  /** Writes the given-up evictions still counted (at shutdown). */
+  /** What one peer holds of the pending table. */
+  pendingOf(peer: string): { entries: number; bytes: number } {
+    return this.pending.usageOf(peer);
+  }
+
+  /** Writes the evictions still counted (at shutdown). */
   flushEvictions(): void {
-    this.givenUpEvictions.flush();
+    this.pending.flushEvictions();
+    this.givenUp.flushEvictions();
   }
 
   add(request: PendingRequest): void {
-    const key = requestKey(request.server, request.session, request.direction, request.id);
+    const key = keyOf(request);
     const previous = this.pending.get(key);
     // Not remembered: a peer that reuses an id ties the next answer to its latest request, as the table does.
     if (previous) this.onEvicted({ ...previous, reason: "id_reused" });
     this.take(key);
     this.forget(key);
-    this.pending.set(key, request);
-    this.pendingBytes += pendingBytes(request);
     if (request.progressToken !== undefined) {
       this.progress.set(tokenKey(request.server, request.session, request.direction, request.progressToken), key);
     }
     if (request.method === LISTEN) this.listens.set(scopeKey(request.server, request.session, request.direction), key);
-    while (this.pending.size > this.limits.maxPending || (this.pendingBytes > this.limits.maxPendingBytes && this.pending.size > 1)) {
-      const oldest = this.pending.keys().next().value as string;
-      const lost = this.take(oldest)!;
-      this.remember(oldest, lost);
-      this.onEvicted({ ...lost, reason: "evicted" });
-    }
+    // Last: holding it may evict older requests of its peer (or of all), each reported.
+    this.pending.set(key, request, request.peer, pendingBytes(request));
   }
 
   /** The request a response answers; removed from the table. */
@@ -148,7 +163,7 @@ export class Correlator {
   /** Removes and returns the requests that match. */
   drain(match: (p: PendingRequest) => boolean): PendingRequest[] {
     const out: PendingRequest[] = [];
-    for (const [key, p] of this.pending) {
+    for (const [key, p] of this.pending.keyed()) {
       if (match(p)) {
         out.push(p);
         this.take(key);
@@ -162,35 +177,31 @@ export class Correlator {
   private remember(key: string, p: PendingRequest): void {
     this.forget(key);
     const { keep: _keep, ...kept } = p;
-    this.givenUp.set(key, kept);
-    this.givenUpBytes += pendingBytes(kept);
-    while (this.givenUp.size > this.limits.maxPending || this.givenUpBytes > this.limits.maxPendingBytes) {
-      const oldest = this.givenUp.keys().next().value as string;
-      const bytes = pendingBytes(this.forget(oldest)!);
-      this.givenUpEvictions.evicted(this.givenUp.size >= this.limits.maxPending ? "entries" : "bytes", bytes);
-    }
+    this.givenUp.set(key, kept, kept.peer, pendingBytes(kept));
   }
 
   private forget(key: string): PendingRequest | undefined {
-    const p = this.givenUp.get(key);
-    if (!p) return undefined;
-    this.givenUp.delete(key);
-    this.givenUpBytes -= pendingBytes(p);
-    return p;
+    return this.givenUp.delete(key);
   }
 
   private take(key: string): PendingRequest | undefined {
-    const p = this.pending.get(key);
-    if (!p) return undefined;
-    this.pending.delete(key);
-    this.pendingBytes -= pendingBytes(p);
+    const p = this.pending.delete(key);
+    if (p) this.unlink(key, p);
+    return p;
+  }
+
+  /** Its progress token and open listen no longer lead to it. */
+  private unlink(key: string, p: PendingRequest): void {
     if (p.progressToken !== undefined) this.progress.delete(tokenKey(p.server, p.session, p.direction, p.progressToken));
     if (p.method === LISTEN) {
       const scope = scopeKey(p.server, p.session, p.direction);
       if (this.listens.get(scope) === key) this.listens.delete(scope);
     }
-    return p;
   }
+}
+
+function keyOf(p: PendingRequest): string {
+  return requestKey(p.server, p.session, p.direction, p.id);
 }
 
 const LISTEN = "subscriptions/listen";

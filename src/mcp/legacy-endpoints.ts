@@ -1,4 +1,7 @@
+import http from "node:http";
 import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
+import { SharedTable } from "../bounds/shared-table.js";
+import { serverPeer } from "./table-peer.js";
 
 /**
  * The legacy HTTP+SSE transport (2024-11-05) announces, in the first event of its GET stream, the URL
@@ -16,38 +19,45 @@ export interface LegacySession {
   inject?: (raw: Buffer) => void;
 }
 
+/**
+ * An endpoint longer than a request head the proxy accepts (Node's `--max-http-header-size`, 16 KiB by
+ * default) is not registered: no POST to it can come through the proxy, and reading it as a URL would copy
+ * its text several times over (a server announcing 2,000 endpoints of 512 KiB cost a GB of garbage so).
+ */
+export const MAX_ENDPOINT_CHARS = http.maxHeaderSize;
+
 /** Endpoints one stream may hold at once: a server announces one; a stream announcing more keeps its latest. */
 export const MAX_ENDPOINTS_PER_STREAM = 8;
 
 /**
- * Bounded by entries and bytes (an endpoint URL is as long as its server makes it), and by stream: a
- * stream's endpoints go when it ends (`removeStream`). What is evicted is reported as a `table_evicted` record.
+ * Bounded by entries and bytes (an endpoint URL is as long as its server makes it), each server to a share
+ * of them (the server whose stream announced it), and by stream: a stream's endpoints go when it ends
+ * (`removeStream`). What is evicted is reported as a `table_evicted` record.
  */
 export class LegacyEndpoints {
-  private readonly byKey = new Map<string, LegacySession>();
+  private readonly byKey: SharedTable<LegacySession>;
   private readonly byStream = new Map<string, Set<string>>();
-  private heldBytes = 0;
-  private readonly evictions: EvictionReport;
+  private readonly streamEvictions: EvictionReport;
 
-  constructor(
-    private readonly bounds: TableBounds,
-    report: EvictionSink = () => undefined,
-  ) {
-    this.evictions = new EvictionReport("legacy_endpoints", bounds, report);
+  constructor(bounds: TableBounds, report: EvictionSink = () => undefined, share?: TableBounds) {
+    this.streamEvictions = new EvictionReport("legacy_endpoints", bounds, report);
+    this.byKey = new SharedTable("legacy_endpoints", bounds, report, (s) => this.unlink(s), share);
   }
 
   /** Writes the evictions still counted (at shutdown). */
   flushEvictions(): void {
-    this.evictions.flush();
+    this.streamEvictions.flush();
+    this.byKey.flushEvictions();
   }
 
   /** Endpoints held, and the bytes they take. */
   get usage(): { entries: number; bytes: number } {
-    return { entries: this.byKey.size, bytes: this.heldBytes };
+    return this.byKey.usage;
   }
 
   /** Registers the endpoint announced on a GET stream; `base` is the stream's own URL. */
   register(data: string, base: URL, streamFlow: string, server: string): LegacySession | null {
+    if (data.length > MAX_ENDPOINT_CHARS) return null;
     let url: URL;
     try {
       url = new URL(data.trim(), base);
@@ -58,14 +68,14 @@ export class LegacyEndpoints {
     const session: LegacySession = { key: `${hostPort(url)}${endpointPath}`, endpointPath, streamFlow, server };
     const previous = this.byKey.get(session.key);
     if (previous) this.remove(previous);
-    this.byKey.set(session.key, session);
-    this.heldBytes += endpointBytes(session);
     const ofStream = this.byStream.get(streamFlow) ?? new Set<string>();
     ofStream.add(session.key);
     this.byStream.set(streamFlow, ofStream);
-    while (ofStream.size > MAX_ENDPOINTS_PER_STREAM) this.evict(ofStream.values().next().value as string, "per_stream");
-    while (this.byKey.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.byKey.size > 1)) {
-      this.evict(this.byKey.keys().next().value as string, this.byKey.size > this.bounds.maxEntries ? "entries" : "bytes");
+    this.byKey.set(session.key, session, serverPeer(server), endpointBytes(session));
+    while (ofStream.size > MAX_ENDPOINTS_PER_STREAM) {
+      const oldest = this.byKey.get(ofStream.values().next().value as string)!;
+      this.remove(oldest);
+      this.streamEvictions.evicted("per_stream", endpointBytes(oldest));
     }
     return session;
   }
@@ -77,7 +87,10 @@ export class LegacyEndpoints {
   remove(session: LegacySession): void {
     if (this.byKey.get(session.key) !== session) return;
     this.byKey.delete(session.key);
-    this.heldBytes -= endpointBytes(session);
+    this.unlink(session);
+  }
+
+  private unlink(session: LegacySession): void {
     const ofStream = this.byStream.get(session.streamFlow);
     ofStream?.delete(session.key);
     if (ofStream?.size === 0) this.byStream.delete(session.streamFlow);
@@ -92,14 +105,7 @@ export class LegacyEndpoints {
   }
 
   all(): LegacySession[] {
-    return [...this.byKey.values()];
-  }
-
-  private evict(key: string, reason: "entries" | "bytes" | "per_stream"): void {
-    const session = this.byKey.get(key);
-    if (!session) return;
-    this.remove(session);
-    this.evictions.evicted(reason, endpointBytes(session));
+    return this.byKey.values();
   }
 }
 

@@ -1,6 +1,8 @@
 import { hash } from "node:crypto";
-import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
+import { ENTRY_OVERHEAD, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
+import { SharedTable } from "../bounds/shared-table.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
+import { serverPeer } from "./table-peer.js";
 
 /** Where a message stands in a multi-round call (2026-07-28: `input_required` results and their retries). */
 export interface RoundInfo {
@@ -37,30 +39,26 @@ interface OpenRound {
  * retries with a new id, carrying `inputResponses` and the same `requestState`. Those rounds are one call.
  * A retry is matched to the open round of the same server, session, method and tool whose requestState it
  * echoes; a retry whose requestState matches none of them is tied to the latest and flagged. Bounded by
- * entries and bytes (a session id or a tool name is as long as a peer makes it): past either the oldest
- * open round is forgotten, and a `table_evicted` record says so.
+ * entries and bytes (a session id or a tool name is as long as a peer makes it), each server (whose answer
+ * opened the round) to a share: past either the oldest open round (of that server, else of all) is
+ * forgotten, and a `table_evicted` record says so.
  */
 export class MultiRoundCalls {
   private readonly byGroup = new Map<string, OpenRound[]>();
-  private readonly byCall = new Map<string, OpenRound>();
-  private heldBytes = 0;
-  private readonly evictions: EvictionReport;
+  private readonly byCall: SharedTable<OpenRound>;
 
-  constructor(
-    private readonly bounds: TableBounds,
-    report: EvictionSink = () => undefined,
-  ) {
-    this.evictions = new EvictionReport("multi_round", bounds, report);
+  constructor(bounds: TableBounds, report: EvictionSink = () => undefined, share?: TableBounds) {
+    this.byCall = new SharedTable("multi_round", bounds, report, (round) => this.ungroup(round), share);
   }
 
   /** Writes the evictions still counted (at shutdown). */
   flushEvictions(): void {
-    this.evictions.flush();
+    this.byCall.flushEvictions();
   }
 
   /** Open rounds held, and the bytes they take. */
   get usage(): { entries: number; bytes: number } {
-    return { entries: this.byCall.size, bytes: this.heldBytes };
+    return this.byCall.usage;
   }
 
   /** A request: its round when it retries an input_required result, else undefined. */
@@ -85,24 +83,20 @@ export class MultiRoundCalls {
     const round: OpenRound = { call, round: request.round ?? 1, group: groupOf(request), state: stateHash(result?.requestState) };
     // A request id used again on the same flow (one flow per stdio launch) starts a new call: the old one goes.
     this.close(call);
-    this.byCall.set(call, round);
-    this.heldBytes += roundBytes(round);
     const group = this.byGroup.get(round.group);
     if (group) group.push(round);
     else this.byGroup.set(round.group, [round]);
-    while (this.byCall.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.byCall.size > 1)) {
-      const oldest = this.byCall.values().next().value as OpenRound;
-      this.evictions.evicted(this.byCall.size > this.bounds.maxEntries ? "entries" : "bytes", roundBytes(oldest));
-      this.close(oldest.call);
-    }
+    // Last: holding it may evict older rounds (of this server, else of all), each taken out of its group.
+    this.byCall.set(call, round, serverPeer(request.server), roundBytes(round));
     return { call, round: round.round };
   }
 
   private close(call: string): void {
-    const open = this.byCall.get(call);
-    if (!open) return;
-    this.byCall.delete(call);
-    this.heldBytes -= roundBytes(open);
+    const open = this.byCall.delete(call);
+    if (open) this.ungroup(open);
+  }
+
+  private ungroup(open: OpenRound): void {
     const group = this.byGroup.get(open.group) ?? [];
     const at = group.indexOf(open);
     if (at !== -1) group.splice(at, 1);

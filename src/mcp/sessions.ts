@@ -1,4 +1,5 @@
-import { ENTRY_OVERHEAD, textBytes, type TableBounds } from "../bounds/evictions.js";
+import { ENTRY_OVERHEAD, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
+import { SharedTable } from "../bounds/shared-table.js";
 import type { Transport } from "./rpc-event.js";
 
 export interface SessionState {
@@ -27,45 +28,52 @@ export interface SessionRecord {
 }
 
 /**
- * Sessions seen on the wire, bounded by count and bytes (any client can send a long `Mcp-Session-Id`); a
- * session that falls out ends with reason "evicted", in its `session` record.
+ * Sessions seen on the wire, bounded by count and bytes (any client can send a long `Mcp-Session-Id`), and
+ * each peer to a share: a session is charged to the server that assigned it, or to the peer that first named
+ * it mid-way. A session that falls out ends with reason "evicted", in its `session` record.
  */
 export class SessionTable {
-  private readonly sessions = new Map<string, SessionState>();
-  private heldBytes = 0;
+  private readonly sessions: SharedTable<SessionState>;
 
   constructor(
-    private readonly bounds: TableBounds,
+    bounds: TableBounds,
     private readonly emit: (record: SessionRecord) => void,
-  ) {}
+    report: EvictionSink = () => undefined,
+    share?: TableBounds,
+  ) {
+    this.sessions = new SharedTable("sessions", bounds, report, (state) => this.ended(state, "evicted"), share);
+  }
 
   /** Sessions held, and the bytes they take. */
   get usage(): { entries: number; bytes: number } {
-    return { entries: this.sessions.size, bytes: this.heldBytes };
+    return this.sessions.usage;
+  }
+
+  /** What one peer holds. */
+  usageOf(peer: string): { entries: number; bytes: number } {
+    return this.sessions.usageOf(peer);
   }
 
   get(server: string, session: string | null): SessionState | undefined {
     return session === null ? undefined : this.sessions.get(key(server, session));
   }
 
-  /** Starts a session (initialize answered), or refreshes a known one. */
-  start(state: Omit<SessionState, "startedAt" | "messages">, record: Omit<SessionRecord, "phase" | "server" | "session" | "transport" | "protocolVersion">): void {
+  /** Starts a session (initialize answered), or refreshes a known one; `peer`: the server that assigned it. */
+  start(state: Omit<SessionState, "startedAt" | "messages">, record: Omit<SessionRecord, "phase" | "server" | "session" | "transport" | "protocolVersion">, peer: string): void {
     const k = key(state.server, state.session);
-    this.forget(k);
-    this.hold(k, { ...state, startedAt: Date.now(), messages: 0 });
+    this.sessions.delete(k);
     this.emit({ phase: "start", server: state.server, session: state.session, transport: state.transport, protocolVersion: state.protocolVersion, ...record });
-    this.evictOverflow();
+    this.sessions.set(k, { ...state, startedAt: Date.now(), messages: 0 }, peer, sessionBytes(k));
   }
 
-  /** Remembers a session first seen mid-way (the proxy started after its initialize). */
-  touch(server: string, session: string, transport: Transport, protocolVersion: string | null): SessionState {
+  /** Remembers a session first seen mid-way (the proxy started after its initialize), charged to `peer`, who named it. */
+  touch(server: string, session: string, transport: Transport, protocolVersion: string | null, peer: string): SessionState {
     const k = key(server, session);
     let state = this.sessions.get(k);
     if (!state) {
       state = { server, session, transport, protocolVersion, startedAt: Date.now(), messages: 0 };
-      this.hold(k, state);
-      // Any client can invent Mcp-Session-Id values: sessions first seen mid-way count against the bound too.
-      this.evictOverflow();
+      // Any client can invent Mcp-Session-Id values: sessions first seen mid-way count against the bounds too.
+      this.sessions.set(k, state, peer, sessionBytes(k));
     }
     if (!state.protocolVersion && protocolVersion) state.protocolVersion = protocolVersion;
     state.messages++;
@@ -73,14 +81,26 @@ export class SessionTable {
   }
 
   end(server: string, session: string, reason: string, flow?: string): boolean {
-    const k = key(server, session);
-    const state = this.sessions.get(k);
+    const state = this.sessions.delete(key(server, session));
     if (!state) return false;
-    this.forget(k);
+    this.ended(state, reason, flow);
+    return true;
+  }
+
+  /** Writes the evictions still counted (at shutdown). */
+  flushEvictions(): void {
+    this.sessions.flushEvictions();
+  }
+
+  all(): SessionState[] {
+    return this.sessions.values();
+  }
+
+  private ended(state: SessionState, reason: string, flow?: string): void {
     this.emit({
       phase: "end",
-      server,
-      session,
+      server: state.server,
+      session: state.session,
       transport: state.transport,
       protocolVersion: state.protocolVersion,
       reason,
@@ -88,27 +108,6 @@ export class SessionTable {
       messages: state.messages,
       ...(flow ? { flow } : {}),
     });
-    return true;
-  }
-
-  private hold(k: string, state: SessionState): void {
-    this.sessions.set(k, state);
-    this.heldBytes += sessionBytes(k);
-  }
-
-  private forget(k: string): void {
-    if (this.sessions.delete(k)) this.heldBytes -= sessionBytes(k);
-  }
-
-  private evictOverflow(): void {
-    while (this.sessions.size > this.bounds.maxEntries || (this.heldBytes > this.bounds.maxBytes && this.sessions.size > 1)) {
-      const oldest = this.sessions.values().next().value as SessionState;
-      this.end(oldest.server, oldest.session, "evicted");
-    }
-  }
-
-  all(): SessionState[] {
-    return [...this.sessions.values()];
   }
 }
 

@@ -1,4 +1,5 @@
 import type { TableEvictedRecord } from "../bounds/evictions.js";
+import { peerShareOf } from "../bounds/shared-table.js";
 import { Correlator, opposite, type PendingRequest, type Unanswered } from "./correlator.js";
 import {
   cancelledRequestId,
@@ -15,6 +16,7 @@ import { LegacyEndpoints } from "./legacy-endpoints.js";
 import { MultiRoundCalls } from "./multi-round.js";
 import type { Judged, Judgement, MessageContext, RpcEvent } from "./rpc-event.js";
 import { SessionTable, type SessionRecord } from "./sessions.js";
+import { senderPeer } from "./table-peer.js";
 import { runEach } from "../util/run-each.js";
 import { TaskCalls } from "./tasks/task-calls.js";
 import { unansweredEvent } from "./unanswered-event.js";
@@ -25,10 +27,17 @@ export interface TrackerLimits {
   maxSessions: number;
   /** Bytes each table may hold (default: TABLE_BYTES); the legacy endpoints and open rounds take a quarter. */
   maxTableBytes?: number;
+  /** Each peer may hold this part of each table (default: an eighth; 1: no shares, the table's bounds alone). */
+  peerShareDivisor?: number;
 }
 
-/** Bytes the pending, given-up and session tables may each hold by default. */
-export const TABLE_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes the pending, given-up and session tables may each hold by default (an eighth of it per peer): real
+ * traffic reaches their entry bounds long before (a pending request or a session is a few hundred bytes).
+ * What a table holds costs up to four times as much resident memory under a flood (V8 lets the heap grow so
+ * far over what is live before collecting it): 16 MiB each made one hostile client cost ~48 MiB held.
+ */
+export const TABLE_BYTES = 8 * 1024 * 1024;
 /** Of an `initialize` request, only `clientInfo` and `capabilities` wait for the answer, each at most this large. */
 export const MAX_KEPT_INITIALIZE_BYTES = 65_536;
 
@@ -78,10 +87,14 @@ export class McpTracker {
   ) {
     const bytes = limits.maxTableBytes ?? TABLE_BYTES;
     const evicted = (r: TableEvictedRecord): void => out.evicted?.(r);
-    this.correlator = new Correlator({ maxPending: limits.maxPending, maxPendingBytes: bytes }, (lost) => this.reportUnanswered(lost), evicted);
-    this.sessions = new SessionTable({ maxEntries: limits.maxSessions, maxBytes: bytes }, (r) => out.session(r));
-    this.legacy = new LegacyEndpoints({ maxEntries: limits.maxSessions, maxBytes: bytes / 4 }, evicted);
-    this.rounds = new MultiRoundCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, evicted);
+    const divisor = limits.peerShareDivisor;
+    this.correlator = new Correlator({ maxPending: limits.maxPending, maxPendingBytes: bytes, ...(divisor ? { peerShareDivisor: divisor } : {}) }, (lost) => this.reportUnanswered(lost), evicted);
+    const sessionBounds = { maxEntries: limits.maxSessions, maxBytes: bytes };
+    this.sessions = new SessionTable(sessionBounds, (r) => out.session(r), evicted, peerShareOf(sessionBounds, divisor));
+    const legacyBounds = { maxEntries: limits.maxSessions, maxBytes: bytes / 4 };
+    this.legacy = new LegacyEndpoints(legacyBounds, evicted, peerShareOf(legacyBounds, divisor));
+    const roundBounds = { maxEntries: limits.maxPending, maxBytes: bytes / 4 };
+    this.rounds = new MultiRoundCalls(roundBounds, evicted, peerShareOf(roundBounds, divisor));
     this.tasks = new TaskCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, (e) => out.rpc(e), now);
   }
 
@@ -119,6 +132,7 @@ export class McpTracker {
             path: ctx.path,
             transport: ctx.transport,
             startedAt: now,
+            peer: senderPeer(ctx),
             progressToken: progressToken(msg),
             ...(msg.method === "initialize" ? { keep: keptOfInitialize(msg.params) } : {}),
             protocolVersion: event.protocolVersion,
@@ -161,7 +175,7 @@ export class McpTracker {
         break;
     }
     event.protocolVersion ??= this.protocolVersionOf(event, msg);
-    if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion);
+    if (event.session !== null) this.sessions.touch(ctx.server, event.session, ctx.transport, event.protocolVersion, senderPeer(ctx));
     return event;
   }
 
@@ -224,6 +238,7 @@ export class McpTracker {
   close(): void {
     runEach([() => this.giveUp(() => true, "proxy stopped"), () => this.tasks.close(), ...this.sessions.all().map((s) => () => this.sessions.end(s.server, s.session, "proxy stopped"))]);
     this.correlator.flushEvictions();
+    this.sessions.flushEvictions();
     this.legacy.flushEvictions();
     this.rounds.flushEvictions();
   }
@@ -270,6 +285,8 @@ export class McpTracker {
         capabilities: { client: params.capabilities, server: result.capabilities },
         instructionsBytes: typeof instructions === "string" ? Buffer.byteLength(instructions) : 0,
       },
+      // Charged to whoever chose its name: the server that assigned it, else the client that sent it.
+      assignedSession ? senderPeer(ctx) : request.peer,
     );
   }
 

@@ -6,7 +6,9 @@ import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 /**
  * Server-supplied JSON Schemas compiled with bounds: regular expressions run on RE2 (linear time, no
  * catastrophic backtracking), and ajv, whose compile time grows faster than the schema, only sees schemas
- * under a size and depth cap. Compiled validators are shared by content hash in a bounded cache.
+ * under a size and depth cap. Compiled validators are shared by content hash, but held only by those who
+ * use them (the tool catalog's entries): the cache refers to them weakly, so a validator, and the whole
+ * schema it keeps, goes with the last tool that used it (a catalog bounded in bytes stays so).
  */
 
 /**
@@ -68,21 +70,28 @@ export function schemaBoundsProblem(schema: unknown): string | null {
 }
 
 export class SchemaCompiler {
-  /** content hash → result, oldest first (a Map keeps insertion order). */
-  private readonly cache = new Map<string, CompiledSchema>();
+  /** content hash → result, oldest first (a Map keeps insertion order); weakly: see above. */
+  private readonly cache = new Map<string, WeakRef<CompiledSchema>>();
+  /** A collected result's key goes too (unless the key was compiled again since). */
+  private readonly collected = new FinalizationRegistry<string>((key) => {
+    if (this.cache.get(key)?.deref() === undefined) this.cache.delete(key);
+  });
 
   compile(schema: object): CompiledSchema {
     const bounds = schemaBoundsProblem(schema);
     if (bounds) return { unchecked: bounds };
     const key = sha256Of(canonicalJson(schema));
-    const hit = this.cache.get(key);
-    if (hit) {
+    const ref = this.cache.get(key);
+    const hit = ref?.deref();
+    if (ref && hit) {
       this.cache.delete(key);
-      this.cache.set(key, hit);
+      this.cache.set(key, ref);
       return hit;
     }
     const result = compileFresh(schema);
-    this.cache.set(key, result);
+    this.cache.delete(key);
+    this.cache.set(key, new WeakRef(result));
+    this.collected.register(result, key);
     if (this.cache.size > MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
     return result;
   }

@@ -1,6 +1,7 @@
 import { ENTRY_OVERHEAD, EvictionReport, type EvictionSink } from "../bounds/evictions.js";
 import { canonicalJson, sha256Of } from "../util/canonical-json.js";
 import { SchemaCompiler, type CompiledSchema } from "./schema-compiler.js";
+import { serverPeer } from "../mcp/table-peer.js";
 
 /**
  * What the catalog may hold: real servers list tens of tools, their schemas a few KB each. Past a server's
@@ -85,7 +86,7 @@ export class ToolCatalog {
       this.heldBytes += tool.bytes;
       while (entry.tools.size > this.bounds.maxToolsPerServer || entry.bytes > this.bounds.maxBytesPerServer) {
         const oldest = entry.tools.keys().next().value as string;
-        this.evictions.evicted("per_server", this.drop(entry, oldest));
+        this.evictions.evicted("per_server", this.drop(entry, oldest), 1, serverPeer(server).slice(0, 300));
         entry.partial = true;
       }
     }

@@ -96,7 +96,7 @@ describe("multi-round requests", () => {
 
 describe("the table of open rounds", () => {
   it("is bounded: past its size the oldest round is forgotten, and a retry of it is reported as unknown", () => {
-    const rounds = new MultiRoundCalls({ maxEntries: 2, maxBytes: 1 << 20 });
+    const rounds = new MultiRoundCalls({ maxEntries: 2, maxBytes: 1 << 20 }, undefined, { maxEntries: 2, maxBytes: 1 << 20 });
     const at = (id: number) => ({ server: "s:1", session: null, method: "tools/call", tool: `t${id}` });
     for (const id of [1, 2, 3]) rounds.answered({ ...at(id), flow: `f${id}`, id }, { resultType: "input_required", requestState: `state-${id}` });
     expect(rounds.retry(at(1), { requestState: "state-1", inputResponses: {} })).toEqual({ roundProblem: expect.stringContaining("no input_required result") as unknown });
@@ -105,7 +105,7 @@ describe("the table of open rounds", () => {
   });
 
   it("stays bounded when a flow reuses a request id for new calls (stdio: one flow per launch)", () => {
-    const rounds = new MultiRoundCalls({ maxEntries: 4, maxBytes: 1 << 20 });
+    const rounds = new MultiRoundCalls({ maxEntries: 4, maxBytes: 1 << 20 }, undefined, { maxEntries: 4, maxBytes: 1 << 20 });
     const at = { server: "stdio:x", session: "s", method: "tools/call", tool: "t" };
     for (let i = 0; i < 100; i++) rounds.answered({ ...at, flow: "s", id: 1 }, { resultType: "input_required", requestState: `state-${i}` });
     // Only the latest round of call s#1 is open: the earlier states are forgotten, not kept for good.

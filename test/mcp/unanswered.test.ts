@@ -172,6 +172,7 @@ function pending(id: string | number, session: string | null, over: Partial<Pend
     path: "/mcp",
     transport: "streamable-http",
     startedAt: 0,
+    peer: "client 127.0.0.1",
     progressToken: undefined,
     ...over,
   };
@@ -180,7 +181,7 @@ function pending(id: string | number, session: string | null, over: Partial<Pend
 describe("Correlator", () => {
   it("is bounded: the oldest pending requests are evicted and reported with reason evicted", () => {
     const lost: Unanswered[] = [];
-    const c = new Correlator({ maxPending: 3, maxPendingBytes: 1 << 20 }, (u) => lost.push(u));
+    const c = new Correlator({ maxPending: 3, maxPendingBytes: 1 << 20, peerShareDivisor: 1 }, (u) => lost.push(u));
     for (let i = 1; i <= 5; i++) c.add(pending(i, "s", { progressToken: `tok-${i}` }));
     expect(c.size).toBe(3);
     expect(lost.map((u) => [u.id, u.reason])).toEqual([
@@ -240,7 +241,7 @@ describe("McpTracker", () => {
     const rpc: RpcEvent[] = [];
     const sessions: SessionRecord[] = [];
     let t = 1000;
-    const tracker = new McpTracker({ rpc: (e) => rpc.push(e), session: (r) => sessions.push(r) }, { maxPending, maxSessions: 10 }, () => (t += 10));
+    const tracker = new McpTracker({ rpc: (e) => rpc.push(e), session: (r) => sessions.push(r) }, { maxPending, maxSessions: 10, peerShareDivisor: 1 }, () => (t += 10));
     return { rpc, sessions, tracker };
   };
 
@@ -281,7 +282,7 @@ describe("McpTracker", () => {
   it("keeps the session table bounded, for sessions started and sessions first seen mid-way alike", () => {
     const rpc: RpcEvent[] = [];
     const sessions: SessionRecord[] = [];
-    const tracker = new McpTracker({ rpc: (e) => rpc.push(e), session: (r) => sessions.push(r) }, { maxPending: 100, maxSessions: 2 });
+    const tracker = new McpTracker({ rpc: (e) => rpc.push(e), session: (r) => sessions.push(r) }, { maxPending: 100, maxSessions: 2, peerShareDivisor: 1 });
     // Mid-way sessions (the proxy never saw their initialize): e.g. a client inventing Mcp-Session-Id values.
     for (const s of ["m1", "m2", "m3", "m4"]) tracker.message(ctx(s, "client_to_server"), { jsonrpc: "2.0", method: "notifications/initialized" }, 10);
     expect(tracker.sessions.all().map((x) => x.session)).toEqual(["m3", "m4"]);

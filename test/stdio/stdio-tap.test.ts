@@ -14,7 +14,8 @@ function tapWith(enforce: boolean) {
     policy: shippedPolicy(),
     removeDeniedTools: true,
     payloads: { payloads: "truncated", maxPayloadBytes: 1000 },
-    limits: { maxPending: 10, maxSessions: 10 },
+    // Small tables without per-peer shares: what fails here is a stage, not a bound.
+    limits: { maxPending: 10, maxSessions: 10, peerShareDivisor: 1 },
     output: {
       rpc: (record) => {
         if (record.method === "tools/list") throw new Error("pin store: EACCES");

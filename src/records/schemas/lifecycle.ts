@@ -76,12 +76,13 @@ export type RecordStreamDropsRecord = z.infer<typeof RecordStreamDropsRecordSche
 export const TableEvictedRecordSchema = z.strictObject({
   ...common("warn"),
   event: z.literal("table_evicted"),
-  table: z.enum(["given_up", "legacy_endpoints", "multi_round", "tool_catalog", "ui_feeds"]),
-  reason: z.enum(["entries", "bytes", "per_server", "per_stream", "stalled"]),
+  table: z.enum(["pending", "given_up", "sessions", "legacy_endpoints", "multi_round", "tool_catalog", "ui_feeds"]),
+  reason: z.enum(["entries", "bytes", "per_client", "per_server", "per_stream", "stalled"]),
   evicted: count,
   bytes: count,
   maxEntries: count,
   maxBytes: count,
+  peer: z.string().optional(),
   message: z.string(),
 });
 export type TableEvictedRecord = z.infer<typeof TableEvictedRecordSchema>;
