@@ -86,6 +86,8 @@ interface PeerState {
   pauseAt: number;
   release: (() => void) | null;
   pausedAt: number;
+  /** Loop time it may still spend before it may be paused again (RUN_MS after the longest pause). */
+  runLeft: number;
 }
 
 export class ReadScheduler {
@@ -151,12 +153,13 @@ export class ReadScheduler {
         } else if (now - p.pausedAt >= MAX_PAUSE_MS) {
           // Paused long enough: a short run, whatever it costs, so that whatever waits on this peer moves on.
           this.resume(p);
-          p.pauseAt = p.cost + RUN_MS;
+          p.pauseAt = threshold;
+          p.runLeft = RUN_MS;
         }
         continue;
       }
       p.pauseAt = threshold;
-      if (p.cost > p.pauseAt) this.pause(p, now);
+      if (p.runLeft <= 0 && p.cost > p.pauseAt) this.pause(p, now);
       else if (p.exchanges === 0 && p.cost < 0.001) this.peers.delete(p.key);
     }
     if (this.peers.size === 0) this.stopTicking();
@@ -165,7 +168,7 @@ export class ReadScheduler {
   private enter(key: string, partner: string): PeerState {
     let p = this.peers.get(key);
     if (!p) {
-      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, release: null, pausedAt: 0 };
+      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, release: null, pausedAt: 0, runLeft: 0 };
       this.peers.set(key, p);
     }
     p.exchanges++;
@@ -188,7 +191,8 @@ export class ReadScheduler {
     const spent = (ms: number): void => {
       p.cost += ms;
       p.lastCharged = this.clock.now();
-      if (p.cost > p.pauseAt && !p.release) this.pause(p, p.lastCharged);
+      if (p.runLeft > 0) p.runLeft -= ms;
+      if (p.runLeft <= 0 && p.cost > p.pauseAt && !p.release) this.pause(p, p.lastCharged);
     };
     return { gate: p.gate, held: p.held, spent };
   }
