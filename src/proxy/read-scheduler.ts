@@ -142,9 +142,10 @@ export class ReadScheduler {
     this.utilization = 0.5 * this.utilization + 0.5 * this.clock.utilization();
     for (const p of this.peers.values()) p.cost *= decay;
     const busy = this.utilization >= BUSY_UTILIZATION;
+    const ranked = busy ? this.activeByCost(now) : [];
     for (const p of [...this.peers.values()]) {
       for (const key of p.partners.keys()) this.partnered(p, key, now); // forgets partners of long ago
-      const other = busy ? this.heaviestOther(p, now) : 0;
+      const other = busy ? this.heaviestOther(p, ranked, now) : 0;
       const threshold = other > 0 ? Math.max(other * PAUSE_FACTOR, MIN_PAUSED_SHARE * MEAN_AGE_MS) : Infinity;
       if (p.release) {
         if (other === 0 || p.cost <= other) {
@@ -197,15 +198,21 @@ export class ReadScheduler {
     return { gate: p.gate, held: p.held, spent };
   }
 
-  /** The cost of the heaviest active peer that shares no exchange with `p` (0: none). */
-  private heaviestOther(p: PeerState, now: number): number {
-    let most = 0;
-    for (const q of this.peers.values()) {
-      if (q === p || this.partnered(p, q.key, now)) continue;
-      if (q.release === null && now - q.lastCharged > ACTIVE_MS) continue;
-      most = Math.max(most, q.cost);
-    }
-    return most;
+  /**
+   * The peers that want the loop (charged within ACTIVE_MS, or paused), costliest first: ranked once a tick,
+   * so that a tick costs about a sort of the peers, not their square (one client can open exchanges to
+   * thousands of servers, each a peer).
+   */
+  private activeByCost(now: number): PeerState[] {
+    const active: PeerState[] = [];
+    for (const q of this.peers.values()) if (q.release !== null || now - q.lastCharged <= ACTIVE_MS) active.push(q);
+    return active.sort((a, b) => b.cost - a.cost);
+  }
+
+  /** The cost of the heaviest of `ranked` that shares no exchange with `p` (0: none). */
+  private heaviestOther(p: PeerState, ranked: readonly PeerState[], now: number): number {
+    for (const q of ranked) if (q !== p && !this.partnered(p, q.key, now)) return q.cost;
+    return 0;
   }
 
   private partnered(p: PeerState, key: string, now: number): boolean {
