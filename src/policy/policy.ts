@@ -9,6 +9,7 @@ import { RateLimiter, type RateLimitCounter, type RateLimitOverflowWarning, type
 import { CATALOG_BOUNDS, ToolCatalog, toolDigest, toolsOf } from "./tool-catalog.js";
 import { ContentScan, scanContent, type ContentDetectorName, type ContentDetectors } from "./content-scan.js";
 import { SlicedScans } from "./sliced-scan.js";
+import { senderPeer } from "../mcp/table-peer.js";
 import { appContentsOf, appPinName, appPins } from "../apps/app-messages.js";
 import { appFindings } from "../apps/app-checks.js";
 
@@ -112,7 +113,7 @@ export class Policy {
     }
     if (e.kind !== "invalid") {
       // The content detectors walk each part of the message once, together.
-      const content = sliced && this.slicedScans ? this.slicedScans.run(scanPeer(e), e.bytes, new ContentScan(m, this.config.detectors, this.deps.detectors)) : scanContent(m, this.config.detectors, this.deps.detectors);
+      const content = sliced && this.slicedScans ? this.slicedScans.run(senderPeer(e), e.bytes, new ContentScan(m, this.config.detectors, this.deps.detectors)) : scanContent(m, this.config.detectors, this.deps.detectors);
       for (const name of Object.keys(this.config.detectors) as DetectorName[]) {
         const setting: DetectorSetting = this.config.detectors[name];
         if (setting === "off" || (!observe && name === "toolPinning")) continue;
@@ -286,14 +287,6 @@ type ContentFound = Map<ContentDetectorName, PolicyFinding[]>;
 
 function contentFindings(content: ContentFound | Promise<ContentFound>, name: ContentDetectorName): PolicyFinding[] | Promise<PolicyFinding[]> {
   return isPromise(content) ? content.then((found) => found.get(name) ?? []) : (content.get(name) ?? []);
-}
-
-/** Whose turn a long message's scan takes (as the inspection budget names peers: a client's address, a server). */
-function scanPeer(e: RpcEvent): string {
-  if (e.direction !== "client_to_server") return `server ${e.server}`;
-  const client = e.client ?? e.flow;
-  const port = client.lastIndexOf(":");
-  return `client ${port > 0 && !client.endsWith("]") ? client.slice(0, port) : client}`;
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

@@ -52,8 +52,10 @@ export class SlicedScans {
       return steps.result;
     }
     const held = this.peerBytes.get(peer) ?? 0;
-    if (held + bytes > this.limits.perPeer || this.queuedBytes + bytes > this.limits.total) {
-      const whose = held + bytes > this.limits.perPeer ? `this peer's (${held} bytes)` : `all peers' (${this.queuedBytes} bytes)`;
+    // A message alone is always scanned, however long (--max-inspect-bytes bounds it): the bounds are on what waits before it.
+    const peerFull = held > 0 && held + bytes > this.limits.perPeer;
+    if (peerFull || (this.queuedBytes > 0 && this.queuedBytes + bytes > this.limits.total)) {
+      const whose = peerFull ? `this peer's (${held} bytes)` : `all peers' (${this.queuedBytes} bytes)`;
       return steps.skipped(`not scanned: ${whose} long messages already wait for their scan`);
     }
     return new Promise<T>((resolve, reject) => {

@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { Readable } from "node:stream";
 import type { ReadGate } from "./read-gate.js";
-import { CHUNK_COST_MS, type HeldChunks } from "./read-scheduler.js";
+import type { BodyRead } from "./exchange-record.js";
+import { CHUNK_COST_MS } from "./read-scheduler.js";
 
 /** A chunk this large passes on at once; smaller ones are joined up to this size. */
 const JOINED_BYTES = 16 * 1024;
@@ -19,11 +20,7 @@ const MAX_PEER_PAUSED_CHUNKS = 96 * 1024;
 const VALVE_CHECK_MS = 10;
 
 /** A body read in its sender's turn (read-scheduler.ts): the turn's gate, and where its loop time is charged. */
-export interface ScheduledRead {
-  turn?: ReadGate;
-  held?: HeldChunks;
-  spent?: (ms: number) => void;
-}
+type ScheduledRead = Omit<BodyRead, "gate">;
 
 /**
  * `source`'s bytes, unchanged, with the small chunks that one read of its socket yields joined into one (up to

@@ -26,19 +26,23 @@ export function endWithResponse(legs: ExchangeLegs, addons: AddonChain, ended?: 
   const end = (): void => {
     if (done) return;
     done = true;
-    // The exchange's records are its client's cost.
-    charged(ex.requestRead, () => {
-      if (ex.error) {
-        legs.requestTaps.abort(ex.error);
-        legs.responseTaps.abort(ex.error);
-      } else {
-        legs.requestTaps.end();
-        legs.responseTaps.end();
-      }
-      ex.endedAt = Date.now();
-      addons.exchangeEnd(ex);
-    });
-    ended?.();
+    try {
+      // The exchange's records are its client's cost.
+      charged(ex.requestRead, () => {
+        if (ex.error) {
+          legs.requestTaps.abort(ex.error);
+          legs.responseTaps.abort(ex.error);
+        } else {
+          legs.requestTaps.end();
+          legs.responseTaps.end();
+        }
+        ex.endedAt = Date.now();
+        addons.exchangeEnd(ex);
+      });
+    } finally {
+      // Whatever threw above, the exchange leaves the read scheduler (its peers' entries would stay for good).
+      ended?.();
+    }
   };
   res.on("close", () => {
     if (!res.writableFinished) {

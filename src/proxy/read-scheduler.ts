@@ -86,6 +86,8 @@ interface PeerState {
   pauseAt: number;
   release: (() => void) | null;
   pausedAt: number;
+  /** Loop time it may still spend before it may be paused again (RUN_MS after the longest pause). */
+  runLeft: number;
 }
 
 export class ReadScheduler {
@@ -140,9 +142,10 @@ export class ReadScheduler {
     this.utilization = 0.5 * this.utilization + 0.5 * this.clock.utilization();
     for (const p of this.peers.values()) p.cost *= decay;
     const busy = this.utilization >= BUSY_UTILIZATION;
+    const ranked = busy ? this.activeByCost(now) : [];
     for (const p of [...this.peers.values()]) {
       for (const key of p.partners.keys()) this.partnered(p, key, now); // forgets partners of long ago
-      const other = busy ? this.heaviestOther(p, now) : 0;
+      const other = busy ? this.heaviestOther(p, ranked, now) : 0;
       const threshold = other > 0 ? Math.max(other * PAUSE_FACTOR, MIN_PAUSED_SHARE * MEAN_AGE_MS) : Infinity;
       if (p.release) {
         if (other === 0 || p.cost <= other) {
@@ -151,12 +154,13 @@ export class ReadScheduler {
         } else if (now - p.pausedAt >= MAX_PAUSE_MS) {
           // Paused long enough: a short run, whatever it costs, so that whatever waits on this peer moves on.
           this.resume(p);
-          p.pauseAt = p.cost + RUN_MS;
+          p.pauseAt = threshold;
+          p.runLeft = RUN_MS;
         }
         continue;
       }
       p.pauseAt = threshold;
-      if (p.cost > p.pauseAt) this.pause(p, now);
+      if (p.runLeft <= 0 && p.cost > p.pauseAt) this.pause(p, now);
       else if (p.exchanges === 0 && p.cost < 0.001) this.peers.delete(p.key);
     }
     if (this.peers.size === 0) this.stopTicking();
@@ -165,7 +169,7 @@ export class ReadScheduler {
   private enter(key: string, partner: string): PeerState {
     let p = this.peers.get(key);
     if (!p) {
-      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, release: null, pausedAt: 0 };
+      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, release: null, pausedAt: 0, runLeft: 0 };
       this.peers.set(key, p);
     }
     p.exchanges++;
@@ -188,20 +192,27 @@ export class ReadScheduler {
     const spent = (ms: number): void => {
       p.cost += ms;
       p.lastCharged = this.clock.now();
-      if (p.cost > p.pauseAt && !p.release) this.pause(p, p.lastCharged);
+      if (p.runLeft > 0) p.runLeft -= ms;
+      if (p.runLeft <= 0 && p.cost > p.pauseAt && !p.release) this.pause(p, p.lastCharged);
     };
     return { gate: p.gate, held: p.held, spent };
   }
 
-  /** The cost of the heaviest active peer that shares no exchange with `p` (0: none). */
-  private heaviestOther(p: PeerState, now: number): number {
-    let most = 0;
-    for (const q of this.peers.values()) {
-      if (q === p || this.partnered(p, q.key, now)) continue;
-      if (q.release === null && now - q.lastCharged > ACTIVE_MS) continue;
-      most = Math.max(most, q.cost);
-    }
-    return most;
+  /**
+   * The peers that want the loop (charged within ACTIVE_MS, or paused), costliest first: ranked once a tick,
+   * so that a tick costs about a sort of the peers, not their square (one client can open exchanges to
+   * thousands of servers, each a peer).
+   */
+  private activeByCost(now: number): PeerState[] {
+    const active: PeerState[] = [];
+    for (const q of this.peers.values()) if (q.release !== null || now - q.lastCharged <= ACTIVE_MS) active.push(q);
+    return active.sort((a, b) => b.cost - a.cost);
+  }
+
+  /** The cost of the heaviest of `ranked` that shares no exchange with `p` (0: none). */
+  private heaviestOther(p: PeerState, ranked: readonly PeerState[], now: number): number {
+    for (const q of ranked) if (q !== p && !this.partnered(p, q.key, now)) return q.cost;
+    return 0;
   }
 
   private partnered(p: PeerState, key: string, now: number): boolean {

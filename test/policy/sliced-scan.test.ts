@@ -68,6 +68,14 @@ describe("sliced scans", () => {
     expect(log).not.toContain("a3");
   });
 
+  it("scans a message longer than a peer's share (or all) when nothing waits (--max-inspect-bytes past 8 MiB)", async () => {
+    const log: string[] = [];
+    const scans = stepwise({ perPeer: 250, total: 400 });
+    await expect(scans.run("client a", 500, work("alone", 3, log))).resolves.toBe("alone");
+    expect(log).toEqual(["alone"]);
+    expect(scans.waitingBytes).toBe(0);
+  });
+
   it("rejects when a step throws, and goes on with the next", async () => {
     const scans = stepwise();
     const failing = scans.run("client a", 100, {

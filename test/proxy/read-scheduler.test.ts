@@ -51,6 +51,45 @@ describe("the read scheduler", () => {
     scheduler.close();
   });
 
+  it("gives a peer read again after the longest pause at least 50 ms of loop time before it is paused again", () => {
+    const { scheduler, run } = rig(0.95);
+    const hostile = scheduler.exchange("client 127.0.0.2", "server 127.0.0.1:1");
+    const light = scheduler.exchange("client 127.0.0.1", "server 127.0.0.1:2");
+    run(200, () => light.request.spent(1));
+    // One long step: its cost stays over the light peer's for longer than the longest pause.
+    hostile.request.spent(400);
+    expect(hostile.request.gate.open).toBe(false);
+    let waited = 0;
+    for (; waited < 1_000 && !hostile.request.gate.open; waited += 20) run(20, () => light.request.spent(1));
+    expect(waited).toBeLessThanOrEqual(500 + 20);
+    // Read again: each tick it spends 10 ms while it may, until it is paused again.
+    let spentInRun = 0;
+    for (let i = 0; i < 20 && hostile.request.gate.open; i++) {
+      run(20, () => {
+        light.request.spent(1);
+        hostile.request.spent(10);
+        spentInRun += 10;
+      });
+    }
+    expect(spentInRun).toBeGreaterThanOrEqual(50);
+    hostile.end();
+    light.end();
+    scheduler.close();
+  });
+
+  it("keeps each scheduling step short with exchanges open to 5,000 servers at once (one client can open them)", () => {
+    const { scheduler, run } = rig(1);
+    const open = Array.from({ length: 5_000 }, (_, i) => scheduler.exchange("client 127.0.0.2", `server 10.0.0.1:${i + 1}`));
+    run(100, () => open.forEach((e) => e.response.spent(0.01)));
+    // This thread's CPU time, not wall time: a loaded machine does not make it grow. Before: ~450 ms a tick.
+    const before = process.threadCpuUsage();
+    run(20);
+    const used = process.threadCpuUsage(before);
+    expect((used.user + used.system) / 1000).toBeLessThan(50);
+    open.forEach((e) => e.end());
+    scheduler.close();
+  });
+
   it("never pauses a peer alone with the server of its own exchanges, however busy the loop", () => {
     const { scheduler, run } = rig(1);
     const one = scheduler.exchange("client 127.0.0.1", "server 127.0.0.1:2");
