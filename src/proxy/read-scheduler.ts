@@ -84,6 +84,8 @@ interface PeerState {
   readonly partners: Map<string, { exchanges: number; until: number }>;
   /** Paused past this cost (Infinity: not now). */
   pauseAt: number;
+  /** Loop time left of the run a peer is given after MAX_PAUSE_MS paused: not paused again before it is spent. */
+  runLeft: number;
   release: (() => void) | null;
   pausedAt: number;
 }
@@ -151,11 +153,13 @@ export class ReadScheduler {
         } else if (now - p.pausedAt >= MAX_PAUSE_MS) {
           // Paused long enough: a short run, whatever it costs, so that whatever waits on this peer moves on.
           this.resume(p);
-          p.pauseAt = p.cost + RUN_MS;
+          p.pauseAt = Infinity;
+          p.runLeft = RUN_MS;
         }
         continue;
       }
-      p.pauseAt = threshold;
+      // A run not yet spent is not cut short by the next tick.
+      p.pauseAt = p.runLeft > 0 ? Infinity : threshold;
       if (p.cost > p.pauseAt) this.pause(p, now);
       else if (p.exchanges === 0 && p.cost < 0.001) this.peers.delete(p.key);
     }
@@ -165,7 +169,7 @@ export class ReadScheduler {
   private enter(key: string, partner: string): PeerState {
     let p = this.peers.get(key);
     if (!p) {
-      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, release: null, pausedAt: 0 };
+      p = { key, gate: new ReadGate(), held: { chunks: 0 }, cost: 0, lastCharged: -Infinity, exchanges: 0, partners: new Map(), pauseAt: Infinity, runLeft: 0, release: null, pausedAt: 0 };
       this.peers.set(key, p);
     }
     p.exchanges++;
@@ -188,6 +192,7 @@ export class ReadScheduler {
     const spent = (ms: number): void => {
       p.cost += ms;
       p.lastCharged = this.clock.now();
+      if (p.runLeft > 0) p.runLeft -= ms;
       if (p.cost > p.pauseAt && !p.release) this.pause(p, p.lastCharged);
     };
     return { gate: p.gate, held: p.held, spent };
@@ -216,6 +221,7 @@ export class ReadScheduler {
     p.release = p.gate.hold();
     p.pausedAt = now;
     p.pauseAt = Infinity;
+    p.runLeft = 0;
     this.pauses++;
   }
 
