@@ -1,9 +1,10 @@
 /**
  * Whether a JSON text holds more than `limit` values, member names included, told before it is parsed (parsing
  * is one step, and so are the walks after it, so a text with too many values is refused before any of them).
- * Counts the commas and colons outside strings: a member's name and value are parted by a colon, each member
- * or element after the first of its object or array follows a comma (the count is the text's values less the
- * first of each object or array, and the text's own: never more than its values).
+ * Counts the commas, colons and opening brackets outside strings: a member's name and value are parted by a
+ * colon, each member or element after the first of its object or array follows a comma, each object or array
+ * opens with its bracket (never more than the text's values). The brackets count because nesting alone holds
+ * no separator: 4,000,000 nested arrays in 8 MB took JSON.parse over a second.
  * Hand-written: JSON.parse says nothing of a text's size before it has built it.
  */
 export function moreJsonValuesThan(text: string, limit: number): boolean {
@@ -14,7 +15,7 @@ export function moreJsonValuesThan(text: string, limit: number): boolean {
 
 function separatorsAnywhere(text: string, limit: number): number {
   let count = 0;
-  for (const separator of [",", ":"]) {
+  for (const separator of [",", ":", "[", "{"]) {
     for (let at = text.indexOf(separator); at !== -1 && count <= limit; at = text.indexOf(separator, at + 1)) count++;
   }
   return count;
@@ -24,6 +25,8 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
+const OPEN_ARRAY = 0x5b;
+const OPEN_OBJECT = 0x7b;
 
 /** Stops counting once past `limit`. */
 function separatorsOutsideStrings(text: string, limit: number): number {
@@ -35,7 +38,7 @@ function separatorsOutsideStrings(text: string, limit: number): number {
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
-    else if (c === COMMA || c === COLON) count++;
+    else if (c === COMMA || c === COLON || c === OPEN_ARRAY || c === OPEN_OBJECT) count++;
   }
   return count;
 }

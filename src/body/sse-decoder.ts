@@ -164,7 +164,7 @@ class BoundedSseDecoder implements SseDecoder {
    * an empty data line in place of its data), so that what a client would act on is reported as it would read it.
    */
   private endInLongBlock(bytes: number): void {
-    const { lines, sawData } = longTailFields(this.held.pieces());
+    const { lines, sawData } = longTailFields(this.held.pieces(), this.blockStart === 0);
     this.held.clear();
     this.flushed = { touched: false };
     this.parser.feed(`${new TextDecoder("utf-8", { ignoreBOM: true }).decode(lines)}${sawData ? "data:\n" : ""}\n`);

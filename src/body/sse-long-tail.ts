@@ -15,6 +15,7 @@ import { SseBlankLines } from "./sse-blank-lines.js";
 const LF = 0x0a;
 const COLON = 0x3a;
 const SPACE = 0x20;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export interface LongTailFields {
   /** The kept lines, each ending in LF, for the SSE parser to read as a client would. */
@@ -23,8 +24,12 @@ export interface LongTailFields {
   sawData: boolean;
 }
 
-/** `pieces`: the block's bytes in order, as held (not joined: joining 8 MiB cost more than reading it). */
-export function longTailFields(pieces: readonly Buffer[]): LongTailFields {
+/**
+ * `pieces`: the block's bytes in order, as held (not joined: joining 8 MiB cost more than reading it).
+ * `streamStart`: the block starts the stream, whose byte order mark a client strips before its first line.
+ */
+export function longTailFields(held: readonly Buffer[], streamStart = false): LongTailFields {
+  const pieces = streamStart && firstBytes(held, BOM.length).equals(BOM) ? withoutFirstBytes(held, BOM.length) : held;
   const kept: Kept = { retry: null, id: null, event: null, sawData: false };
   /** The current line's bytes so far, as views of the pieces it spans. */
   let parts: Buffer[] = [];
@@ -77,6 +82,18 @@ function firstBytes(parts: readonly Buffer[], n: number): Buffer {
     length += taken.at(-1)!.length;
   }
   return Buffer.concat(taken);
+}
+
+function withoutFirstBytes(parts: readonly Buffer[], n: number): Buffer[] {
+  const rest: Buffer[] = [];
+  for (const part of parts) {
+    if (n >= part.length) n -= part.length;
+    else {
+      rest.push(part.subarray(n));
+      n = 0;
+    }
+  }
+  return rest;
 }
 
 /** `name` alone, or `name:` followed by its value. */

@@ -64,6 +64,9 @@ export class LegacyEndpoints {
     } catch {
       return null;
     }
+    // Another origin's endpoint is none of this stream's: the MCP SDKs refuse it, and held under that origin it
+    // would replace (and, ending with this stream, end) the endpoint its own server announced.
+    if (url.origin !== base.origin) return null;
     const endpointPath = `${url.pathname}${url.search}`;
     const session: LegacySession = { key: `${hostPort(url)}${endpointPath}`, endpointPath, streamFlow, server };
     const previous = this.byKey.get(session.key);

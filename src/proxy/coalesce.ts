@@ -56,8 +56,15 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   /** The turn's pause did not hold at the socket (see below): read on until the turn comes back. */
   let overflowed = false;
   const held = (): boolean => gate?.open === false || (turn?.open === false && !overflowed && !tinyChunks());
-  const out = new Readable({ read: () => void (!held() && source.resume()) });
-  const follow = (): void => void (held() ? source.pause() : !out.destroyed && source.resume());
+  /** The receiver takes more (its buffer is under its bound): a gate that opens reads on only then. */
+  let wanted = true;
+  const out = new Readable({
+    read: () => {
+      wanted = true;
+      if (!held()) source.resume();
+    },
+  });
+  const follow = (): void => void (held() || !wanted ? source.pause() : !out.destroyed && source.resume());
   let seenBytes = 0;
   let seenChunks = 0;
   /**
@@ -112,7 +119,10 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   let tickScheduled = false;
   const pass = (chunk: Buffer): void => {
     const t0 = spent ? performance.now() : 0;
-    if (!out.push(chunk)) source.pause();
+    if (!out.push(chunk)) {
+      wanted = false;
+      source.pause();
+    }
     spent?.(performance.now() - t0);
   };
   const release = (): void => {

@@ -227,6 +227,7 @@ export class ReadScheduler {
     p.release = p.gate.hold();
     p.pausedAt = now;
     p.pauseAt = Infinity;
+    p.runLeft = 0;
     this.pauses++;
   }
 

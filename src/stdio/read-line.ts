@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { maxDepth, parseJsonText } from "../body/json-body.js";
-import { DEFAULT_MAX_JSON_DEPTH } from "../body/limits.js";
+import { DEFAULT_MAX_JSON_DEPTH, MAX_JSON_VALUES } from "../body/limits.js";
+import { moreJsonValuesThan } from "../body/json-structure.js";
 import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { pythonJsonText } from "../body/json-text.js";
 import { valueSequence } from "../body/leading-value.js";
@@ -64,6 +65,9 @@ export function readLine(content: Buffer, depthLimit = DEFAULT_MAX_JSON_DEPTH): 
   // Most lines hold no character any family ends a line at, and no bad byte: every family reads them alike.
   const alike = utf8 && !ANY_BREAK.test(text);
   if (text.trim() === "" && (alike || texts.every((t) => READER_FAMILIES.every((f) => f.lines(t, MAX_PIECES).every((l) => l.trim() === ""))))) return { blank: true, ...none };
+  // Counted on the whole line, as one body is: each of its values (or each piece a reader splits it into) may
+  // be under the bound while together they cost the loop seconds to parse.
+  if (moreJsonValuesThan(text, MAX_JSON_VALUES)) return { blank: false, ...none, problem: `line holds more than ${MAX_JSON_VALUES} JSON values (member names included); not parsed, not inspected` };
   const own = readText(text, depthLimit);
   const problems = [utf8 ? undefined : NOT_UTF8, own.error, own.values.length === 1 && own.doubt === undefined ? duplicateMemberDoubt(text) : undefined];
   const problem = problems.filter((p) => p !== undefined && p !== null).join("; ") || undefined;

@@ -160,6 +160,16 @@ describe("SSE decoder: streams as MCP servers send them", () => {
     }
   });
 
+  it("reads a long first block after the stream's byte order mark as a client does (the mark is not part of its first line)", () => {
+    for (const tail of ["\ufeffretry: 25\nid: 3\n", "\ufeffevent: e\r\n", "\ufeffid: 4\rdata: a\n"]) {
+      const short = decodeSseText(`${tail}data: y`).find((r) => r.type === "incomplete");
+      const long = decodeSseText(`${tail}data: ${"y".repeat(70_000)}`).find((r) => r.type === "incomplete");
+      const shortFields = short?.type === "incomplete" ? { event: short.event?.event, retry: short.event?.retry, id: short.event?.id } : undefined;
+      const longFields = long?.type === "incomplete" ? { event: long.uninspected?.event, retry: long.uninspected?.retry, id: long.uninspected?.id } : undefined;
+      expect(longFields, JSON.stringify(tail)).toEqual(shortFields);
+    }
+  });
+
   it("does not report a stream that ends cleanly, or after a comment, as incomplete", () => {
     expect(decodeSseText("data: a\n\n").map((record) => record.type)).toEqual(["event"]);
     expect(decodeSseText("data: a\r\n\r\n: ping\r\n").map((record) => record.type)).toEqual(["event"]);

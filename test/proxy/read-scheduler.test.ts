@@ -153,3 +153,38 @@ describe("the read scheduler", () => {
     scheduler.close();
   });
 });
+
+describe("the read scheduler's bound on a pause", () => {
+  it("reads a peer paused for 500 ms again until it has spent its run (50 ms of loop time), not only until the next tick", () => {
+    const { scheduler, run } = rig(0.95);
+    const hostile = scheduler.exchange("client 127.0.0.2", "server 127.0.0.1:1");
+    const light = scheduler.exchange("client 127.0.0.1", "server 127.0.0.1:2");
+    // The hostile peer is charged whether or not its bodies are read (new exchanges' heads, say): its cost
+    // stays above the light one's, so only the 500 ms bound reads it again.
+    run(200, () => {
+      light.request.spent(1);
+      hostile.request.spent(18);
+    });
+    expect(hostile.request.gate.open).toBe(false);
+    let waited = 0;
+    while (!hostile.request.gate.open && waited < 1_000) {
+      run(20, () => {
+        light.request.spent(1);
+        hostile.request.spent(18);
+      });
+      waited += 20;
+    }
+    expect(hostile.request.gate.open).toBe(true);
+    // Read again: it spends 10 ms a tick of its run; it is not paused before 50 ms are spent.
+    let spent = 0;
+    while (hostile.request.gate.open && spent < 200) {
+      hostile.request.spent(10);
+      spent += 10;
+      run(20, () => light.request.spent(1));
+    }
+    expect(spent).toBeGreaterThanOrEqual(50);
+    hostile.end();
+    light.end();
+    scheduler.close();
+  });
+});

@@ -109,6 +109,18 @@ describe("one hostile peer against the shared tables", () => {
     expect(seen.evicted.find((r) => r.table === "legacy_endpoints" && r.reason !== "per_stream")).toMatchObject({ reason: "per_server", peer: `server ${HOSTILE_SERVER}` });
   });
 
+  it("a server announcing an endpoint on an honest server's origin neither replaces nor takes that server's endpoint", () => {
+    const { t } = tracker();
+    const honest = t.legacy.register("/messages?sessionId=honest", new URL(`http://${HONEST_SERVER}/sse`), "honest-stream", HONEST_SERVER);
+    // The MCP SDKs refuse an endpoint of another origin than their stream's: no client posts there for this stream.
+    const taken = t.legacy.register(`http://${HONEST_SERVER}/messages?sessionId=honest`, new URL(`http://${HOSTILE_SERVER}/sse`), "hostile-stream", HOSTILE_SERVER);
+    expect(taken).toBeNull();
+    expect(t.legacy.lookup(HONEST_SERVER, "/messages?sessionId=honest")).toBe(honest);
+    // The hostile stream's end does not end the honest session.
+    expect(t.legacy.removeStream("hostile-stream")).toEqual([]);
+    expect(t.legacy.lookup(HONEST_SERVER, "/messages?sessionId=honest")).toBe(honest);
+  });
+
   it("a server opening 1,000 multi-round calls on 16 KiB tool names leaves an honest server's open round known", () => {
     const { t, seen } = tracker();
     const open = (server: string, id: number, tool: string, flow: string): void => {
