@@ -13,9 +13,34 @@ const TINY_BYTES = 1024;
  * sources hold more than MAX_PEER_PAUSED_CHUNKS (see `checkValve`): ~400 bytes of heap a chunk, 12 and 38 MiB.
  */
 const MAX_PAUSED_CHUNKS = 32 * 1024;
-/** A source whose first chunks average under this many bytes is a sender of tiny chunks (see `tinyChunks`). */
+/** A body whose chunks so far (64 or more) average under this many bytes is sent in tiny chunks (`ChunkSizes`). */
 const TINY_SENDER_AVERAGE = 64;
 const TINY_SENDER_CHUNKS = 64;
+
+/**
+ * The sizes of a body's chunks so far. A body sent in tiny chunks is not paused for its sender's turn
+ * (read-scheduler.ts): Node's parser would keep each chunk it has read as an object of its own while paused
+ * (~400 bytes of heap a byte), promoted to the old heap by the time the pause ends. Its chunks are joined per
+ * turn instead (below); the parser's cost per chunk stays (docs/reliability.md).
+ */
+export class ChunkSizes {
+  bytes = 0;
+  chunks = 0;
+
+  add(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    this.chunks++;
+  }
+
+  get tiny(): boolean {
+    return this.chunks >= TINY_SENDER_CHUNKS && this.bytes < this.chunks * TINY_SENDER_AVERAGE;
+  }
+
+  /** Whether a body read in turns (`read.turn`) may be read now, the exchange's own `gate` open. */
+  static readable(gate: { open: boolean }, turn: { open: boolean } | undefined, sizes: ChunkSizes): boolean {
+    return gate.open && (turn?.open !== false || sizes.tiny);
+  }
+}
 const MAX_PEER_PAUSED_CHUNKS = 96 * 1024;
 const VALVE_CHECK_MS = 10;
 
@@ -55,7 +80,8 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   };
   /** The turn's pause did not hold at the socket (see below): read on until the turn comes back. */
   let overflowed = false;
-  const held = (): boolean => gate?.open === false || (turn?.open === false && !overflowed && !tinyChunks());
+  const sizes = new ChunkSizes();
+  const held = (): boolean => gate?.open === false || (turn?.open === false && !overflowed && !sizes.tiny);
   /** The receiver takes more (its buffer is under its bound): a gate that opens reads on only then. */
   let wanted = true;
   const out = new Readable({
@@ -65,14 +91,6 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
     },
   });
   const follow = (): void => void (held() || !wanted ? source.pause() : !out.destroyed && source.resume());
-  let seenBytes = 0;
-  let seenChunks = 0;
-  /**
-   * A sender of tiny chunks is not paused for its turn: Node's parser would keep each chunk it has read as an
-   * object of its own while paused (~400 bytes of heap a byte), promoted to the old heap by the time the pause
-   * ends. Its chunks are joined per turn instead (below); the parser's cost per chunk stays (docs/reliability.md).
-   */
-  const tinyChunks = (): boolean => seenChunks >= TINY_SENDER_CHUNKS && seenBytes < seenChunks * TINY_SENDER_AVERAGE;
   let valve: NodeJS.Timeout | null = null;
   const stopValve = (): void => {
     if (valve) clearInterval(valve);
@@ -84,7 +102,7 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   // heap per byte held. Past the bounds the pause costs more memory than it saves loop, and the source reads on
   // until its turn comes back (the exchange's own gate, a memory bound of its own, always holds).
   const checkValve = (): void => {
-    const chunks = Math.ceil(source.readableLength / Math.max(1, seenChunks > 0 ? seenBytes / seenChunks : JOINED_BYTES));
+    const chunks = Math.ceil(source.readableLength / Math.max(1, sizes.chunks > 0 ? sizes.bytes / sizes.chunks : JOINED_BYTES));
     count(chunks);
     if (chunks <= MAX_PAUSED_CHUNKS && (peerHeld?.chunks ?? 0) <= MAX_PEER_PAUSED_CHUNKS) return;
     overflowed = true;
@@ -154,8 +172,7 @@ export function coalesced(source: Readable, gate?: ReadGate, scheduled?: Schedul
   };
   source.on("data", (chunk: Buffer) => {
     spent?.(CHUNK_COST_MS);
-    seenBytes += chunk.length;
-    seenChunks++;
+    sizes.add(chunk);
     if (chunk.length === 0) return;
     if (first === null && used === 0) {
       if (chunk.length >= JOINED_BYTES) return pass(chunk);

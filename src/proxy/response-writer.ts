@@ -5,7 +5,7 @@ import { endToEndRawHeaders } from "./headers.js";
 import { SseFramer } from "./sse-framer.js";
 import { OrderedOutput } from "./ordered-output.js";
 import { tapForwarded } from "./body-taps.js";
-import { coalesced } from "./coalesce.js";
+import { ChunkSizes, coalesced } from "./coalesce.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { charged } from "./scheduled-reads.js";
 
@@ -55,13 +55,16 @@ function sendWhole(
   const kept = new GrowingBuffer(rewriter.charge, rewriter.maxBytes + 1);
   let passedThrough = false;
   const read = ex.responseRead;
+  const sizes = new ChunkSizes();
   const onData = (chunk: Buffer): void =>
     charged(read, () => {
+      sizes.add(chunk);
       if (!kept.append(chunk)) replaceUnheld("over_budget", chunk);
       else if (kept.length > rewriter.maxBytes) replaceUnheld("too_large");
     });
-  // Held while its server's turn is paused (read-scheduler.ts), until the body is whole or passed through.
-  const flowControl = (open: boolean): void => void (passedThrough ? undefined : open ? upRes.resume() : upRes.pause());
+  // Held while its server's turn is paused (read-scheduler.ts; not a body in tiny chunks: coalesce.ts), until
+  // the body is whole or passed through.
+  const flowControl = (): void => void (passedThrough ? undefined : ChunkSizes.readable(ex.readGate, read.turn, sizes) ? upRes.resume() : upRes.pause());
   /**
    * Too large to hold, no room in the budget (`unkept`: the chunk that found none), or refused on its head:
    * the rewriter says what goes out instead (fail closed), or it passes unchanged.
@@ -142,7 +145,7 @@ function sendWhole(
   res.once("close", read.gate.watch(flowControl));
   upRes.on("data", onData);
   upRes.on("end", () => void charged(read, () => void onEnd()));
-  flowControl(read.gate.open);
+  flowControl();
 }
 
 function sendEvents(
@@ -162,7 +165,8 @@ function sendEvents(
   let draining = false;
   let held = false;
   const read = ex.responseRead;
-  const flowControl = (): void => void (draining || held || !read.gate.open ? upRes.pause() : upRes.resume());
+  const sizes = new ChunkSizes();
+  const flowControl = (): void => void (draining || held || !ChunkSizes.readable(ex.readGate, read.turn, sizes) ? upRes.pause() : upRes.resume());
   res.once("close", read.gate.watch(flowControl));
   const write = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw) && !draining) {
@@ -246,7 +250,12 @@ function sendEvents(
     });
   };
   if (!rewriter.decode) {
-    upRes.on("data", (chunk: Buffer) => charged(read, () => framer.push(chunk)));
+    upRes.on("data", (chunk: Buffer) =>
+      charged(read, () => {
+        sizes.add(chunk);
+        framer.push(chunk);
+      }),
+    );
     upRes.on("end", () => charged(read, finish));
     // Listening for `data` started the upstream: a gate closed already (paused from the start) holds it.
     flowControl();
@@ -256,7 +265,12 @@ function sendEvents(
   // upstream cut off mid-stream is not ended cleanly here: the forwarder fails the exchange.
   let cut = false;
   const decoder = rewriter.decode({ data: (chunk) => charged(read, () => framer.push(chunk)), end: () => !cut && finish() });
-  upRes.on("data", (chunk: Buffer) => charged(read, () => decoder.data(chunk)));
+  upRes.on("data", (chunk: Buffer) =>
+    charged(read, () => {
+      sizes.add(chunk);
+      decoder.data(chunk);
+    }),
+  );
   upRes.on("end", () => charged(read, () => decoder.end()));
   flowControl();
   upRes.on("close", () => {
