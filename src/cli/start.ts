@@ -168,7 +168,7 @@ export async function startProxy(opts: StartOptions): Promise<RunningProxy> {
     host: opts.host,
     port: opts.port,
     report: recordProxyEvents(log),
-    addons: [sink.secrets.addon(), ...secretValuesAddon(sink.secrets, opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools, new ServerAnswers({ upstreamCa: roots, insecureUpstream: opts.insecureUpstream })) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
+    addons: [sink.secrets.addon(), ...sink.secrets.knownValuesAddon(opts.secretValues), mcpAddon(pipeline, { maxInspectBytes, budget, enforce: policy.enforcing ? { maxInspectBytes, budget, removeDeniedTools: policyConfig.removeDeniedTools } : undefined, ...(intercept ? { intercept: interceptHooks(intercept, policyConfig.removeDeniedTools, new ServerAnswers({ upstreamCa: roots, insecureUpstream: opts.insecureUpstream })) } : {}) }), httpRecordAddon(log, (flow) => sink.secrets.known(flow)), authTrafficAddon(log, { secrets: sink.secrets })],
     secureContextFor: (host) => issuer.secureContextFor(host),
     upstreamCa: roots,
     insecureUpstream: opts.insecureUpstream,
@@ -281,21 +281,6 @@ async function uiReplaySettings(opts: StartOptions, sink: LogSink, policy: Recor
 
 /** How long a replay from the web UI waits for each answer (the CLI's --timeout default). */
 const UI_REPLAY_TIMEOUT_MS = 60_000;
-
-/** Known credentials, registered with each exchange as it starts: scrubbed by value from its records. */
-function secretValuesAddon(secrets: LogSink["secrets"], values: string[] | undefined): { name: string; requestHeaders(ex: { id: string; request: { headers: Record<string, string | string[] | undefined> } }): void }[] {
-  const list = (values ?? []).filter((v) => v.length > 0);
-  if (list.length === 0) return [];
-  return [
-    {
-      name: "known-secrets",
-      requestHeaders: (ex) => {
-        const session = ex.request.headers["mcp-session-id"];
-        secrets.add(ex.id, typeof session === "string" ? session : null, list, false);
-      },
-    },
-  ];
-}
 
 /** `mcp-wiretap start`: runs until SIGINT/SIGTERM, then shuts down cleanly and exits 0. */
 export async function startCommand(opts: StartOptions): Promise<void> {

@@ -69,6 +69,24 @@ export class ExchangeSecrets {
     };
   }
 
+  /**
+   * Known credentials (`values`: a replay's command-line headers), registered with each exchange as it starts
+   * and scrubbed by value from its records; no addon when there are none.
+   */
+  knownValuesAddon(values: readonly string[] | undefined): { name: string; requestHeaders(ex: ExchangeStart): void }[] {
+    const list = (values ?? []).filter((v) => v.length > 0);
+    if (list.length === 0) return [];
+    return [
+      {
+        name: "known-secrets",
+        requestHeaders: (ex) => {
+          const session = ex.request.headers["mcp-session-id"];
+          this.add(ex.id, typeof session === "string" ? session : null, list, false);
+        },
+      },
+    ];
+  }
+
   begin(ex: ExchangeStart): void {
     const values = [...headerCredentials(ex.request.headers), ...queryCredentials(ex.request.path)];
     const held = new Held();
