@@ -1,3 +1,4 @@
+import { redactText } from "../log/redact/text.js";
 import type { ChargeFor } from "../budget/inspect-budget.js";
 import { overBudgetMessage } from "../budget/inspect-budget.js";
 import type { BodyTap } from "./body-tap.js";
@@ -213,11 +214,11 @@ function sseTap(options: BodyDecoderOptions, emit: (message: BodyMessage) => voi
   };
 }
 
-/** What a long unterminated block was read for (src/body/sse-long-tail.ts); its id is not repeated (it may carry a credential). */
+/** What a long unterminated block was read for (src/body/sse-long-tail.ts); its id is not repeated and its event name is masked (either may carry a credential). */
 function uninspectedTail(fields: { event?: string; id?: string; retry?: number }): string {
   const read = [
     fields.retry !== undefined ? `retry: ${fields.retry} ms (the client's reconnection delay is now that)` : null,
-    fields.event !== undefined ? `event: ${JSON.stringify(fields.event.slice(0, 80))}` : null,
+    fields.event !== undefined ? `event: ${JSON.stringify(redactText(fields.event.slice(0, 80)))}` : null,
     fields.id !== undefined ? "an id line" : null,
   ].filter((part) => part !== null);
   return `; its data was not inspected (over 64 KiB), only its field lines: ${read.length > 0 ? read.join(", ") : "none a client acts on"}`;

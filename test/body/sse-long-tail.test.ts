@@ -28,3 +28,20 @@ describe("an SSE stream ending inside an 8 MiB block", () => {
     expect(records).toEqual([{ type: "incomplete", byteOffset: 0, bytes: head.length + 8 * MiB - 1024, uninspected: { event: "message", retry: 2500 } }]);
   });
 });
+
+describe("the record of a long tail", () => {
+  it("says its event name with credentials in it masked, as free text in any record is", async () => {
+    const { createBodyDecoder } = await import("../../src/body/index.js");
+    const problems: string[] = [];
+    const tap = createBodyDecoder({ contentType: "text/event-stream", contentEncoding: undefined, maxInspectBytes: 8 * MiB, maxEventBytes: 8 * MiB, onMessage: () => undefined, onProblem: (p) => problems.push(p.message) });
+    const token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
+    tap.data(Buffer.from(`event: ${token}\nretry: 100\ndata: `));
+    tap.data(Buffer.alloc(128 * 1024, 0x61));
+    tap.end();
+    await tap.done;
+    const tail = problems.find((m) => m.includes("only its field lines"));
+    expect(tail).toContain("retry: 100 ms");
+    expect(tail).toContain("event: ");
+    expect(tail).not.toContain(token);
+  });
+});
