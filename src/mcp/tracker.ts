@@ -95,7 +95,8 @@ export class McpTracker {
     this.legacy = new LegacyEndpoints(legacyBounds, evicted, peerShareOf(legacyBounds, divisor));
     const roundBounds = { maxEntries: limits.maxPending, maxBytes: bytes / 4 };
     this.rounds = new MultiRoundCalls(roundBounds, evicted, peerShareOf(roundBounds, divisor));
-    this.tasks = new TaskCalls({ maxEntries: limits.maxPending, maxBytes: bytes / 4 }, (e) => out.rpc(e), now);
+    const taskBounds = { maxEntries: limits.maxPending, maxBytes: bytes / 4 };
+    this.tasks = new TaskCalls(taskBounds, (e) => out.rpc(e), now, divisor ? peerShareOf(taskBounds, divisor) : undefined);
   }
 
   /** Records one parsed JSON-RPC message. Returns the event written (for the caller's bookkeeping). */

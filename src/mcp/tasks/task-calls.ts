@@ -44,8 +44,10 @@ export class TaskCalls {
     bounds: TableBounds,
     private readonly report: (event: RpcEvent) => void,
     private readonly now: () => number,
+    /** Each server's share of the task table (default: src/bounds/shared-table.ts's). */
+    share?: TableBounds,
   ) {
-    this.table = new TaskTable(bounds, (task, loss) => this.lost(task, loss === "scope_ended" ? this.endReason : LOSS_REASONS[loss](task)));
+    this.table = new TaskTable(bounds, (task, loss) => this.lost(task, loss === "scope_ended" ? this.endReason : LOSS_REASONS[loss](task)), share);
     this.awaiting = new AwaitingCreation(bounds.maxEntries, bounds.maxBytes);
   }
 
@@ -232,6 +234,7 @@ export class TaskCalls {
 
 const LOSS_REASONS = {
   evicted: () => "the task table was full: the task is no longer followed (it had not reached a terminal state)",
+  evicted_share: (t: FollowedTask) => `${t.server} holds its whole share of the task table: its oldest task is no longer followed (it had not reached a terminal state)`,
   expired: (t: FollowedTask) => `the task outlived its ttl (${t.ttl} ms) without reaching a terminal state`,
   scope_ended: () => "session ended before the task reached a terminal state",
 } as const;

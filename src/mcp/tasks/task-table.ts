@@ -1,4 +1,5 @@
 import { ENTRY_OVERHEAD, textBytes, type TableBounds } from "../../bounds/evictions.js";
+import { peerShareOf } from "../../bounds/shared-table.js";
 import type { Direction } from "../correlator.js";
 import type { RequestId } from "../jsonrpc.js";
 
@@ -29,21 +30,26 @@ export interface FollowedTask {
   ended: boolean;
 }
 
-export type TaskLoss = "evicted" | "expired" | "scope_ended";
+export type TaskLoss = "evicted" | "evicted_share" | "expired" | "scope_ended";
 
 /**
- * Tasks by (server, session, requester direction, task id), bounded by entries and bytes. What leaves the
- * table before it ended is handed to `onLost` (never dropped silently); ended tasks go quietly, oldest first.
- * A second index by (server, task id) tells a task id another session uses apart from an unknown one.
+ * Tasks by (server, session, requester direction, task id), bounded by entries and bytes, in all and per
+ * server (a share of each, as for the other tables: src/bounds/shared-table.ts): a server creating tasks
+ * without end evicts its own, never another's. What leaves the table before it ended is handed to `onLost`
+ * (never dropped silently); ended tasks go quietly, oldest first. A second index by (server, task id) tells
+ * a task id another session uses apart from an unknown one.
  */
 export class TaskTable {
   private readonly tasks = new Map<string, FollowedTask>();
   private readonly owners = new Map<string, string>();
+  /** Each server's keys, oldest first, and their bytes. */
+  private readonly byServer = new Map<string, { keys: Set<string>; bytes: number }>();
   private bytes = 0;
 
   constructor(
     private readonly bounds: TableBounds,
     private readonly onLost: (task: FollowedTask, loss: TaskLoss) => void,
+    private readonly share: TableBounds = peerShareOf(bounds),
   ) {}
 
   get usage(): { entries: number; bytes: number } {
@@ -66,12 +72,16 @@ export class TaskTable {
     const previous = this.remove(key);
     this.tasks.set(key, task);
     this.owners.set(ownerKey(task.server, task.taskId), key);
-    this.bytes += taskBytes(task);
-    while (this.tasks.size > this.bounds.maxEntries || (this.bytes > this.bounds.maxBytes && this.tasks.size > 1)) {
-      const [oldestKey, oldest] = this.oldestToEvict();
-      this.remove(oldestKey);
-      if (!oldest.ended) this.onLost(oldest, "evicted");
-    }
+    const bytes = taskBytes(task);
+    this.bytes += bytes;
+    const own = this.byServer.get(task.server) ?? { keys: new Set<string>(), bytes: 0 };
+    own.keys.add(key);
+    own.bytes += bytes;
+    this.byServer.set(task.server, own);
+    // A share as large as the table (one server) is the table's bound: its loss is the table's being full.
+    const shared = this.share.maxEntries < this.bounds.maxEntries || this.share.maxBytes < this.bounds.maxBytes;
+    while (shared && (own.keys.size > this.share.maxEntries || (own.bytes > this.share.maxBytes && own.keys.size > 1))) this.evict(this.oldestOf(own.keys), "evicted_share");
+    while (this.tasks.size > this.bounds.maxEntries || (this.bytes > this.bounds.maxBytes && this.tasks.size > 1)) this.evict(this.oldestOf(this.tasks.keys()), "evicted");
     return previous;
   }
 
@@ -89,17 +99,33 @@ export class TaskTable {
     this.remove(taskKey(task.server, task.session, task.requester, task.taskId));
   }
 
-  /** Ended tasks go first; else the oldest. */
-  private oldestToEvict(): [string, FollowedTask] {
-    for (const entry of this.tasks) if (entry[1].ended) return entry;
-    return this.tasks.entries().next().value as [string, FollowedTask];
+  /** Of `keys` (oldest first), an ended task goes first; else the oldest. */
+  private oldestOf(keys: Iterable<string>): string {
+    let oldest: string | undefined;
+    for (const key of keys) {
+      oldest ??= key;
+      if (this.tasks.get(key)!.ended) return key;
+    }
+    return oldest!;
+  }
+
+  private evict(key: string, loss: TaskLoss): void {
+    const task = this.remove(key)!;
+    if (!task.ended) this.onLost(task, loss);
   }
 
   private remove(key: string): FollowedTask | undefined {
     const task = this.tasks.get(key);
     if (!task) return undefined;
     this.tasks.delete(key);
-    this.bytes -= taskBytes(task);
+    const bytes = taskBytes(task);
+    this.bytes -= bytes;
+    const own = this.byServer.get(task.server);
+    if (own) {
+      own.keys.delete(key);
+      own.bytes -= bytes;
+      if (own.keys.size === 0) this.byServer.delete(task.server);
+    }
     const owner = ownerKey(task.server, task.taskId);
     if (this.owners.get(owner) === key) this.owners.delete(owner);
     return task;

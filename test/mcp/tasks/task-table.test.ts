@@ -9,27 +9,27 @@ import type { RpcEvent } from "../../../src/mcp/rpc-event.js";
 
 const SERVER = "127.0.0.1:9";
 
-function rig(limits: { maxPending: number; maxTableBytes?: number } = { maxPending: 100 }) {
+function rig(limits: { maxPending: number; maxTableBytes?: number; peerShareDivisor?: number } = { maxPending: 100 }) {
   let clock = 1_000_000;
   const events: RpcEvent[] = [];
   const tracker = new McpTracker({ rpc: (e) => events.push(e), session: () => undefined }, { maxSessions: 10, ...limits }, () => clock);
   let flow = 0;
-  const ctx = (session: string, direction: TrackedContext["direction"]): TrackedContext => ({
+  const ctx = (session: string, direction: TrackedContext["direction"], server = SERVER): TrackedContext => ({
     flow: `f${++flow}`,
     transport: "streamable-http",
-    server: SERVER,
+    server,
     path: "/mcp",
     session,
     protocolVersion: "2025-11-25",
     direction,
     scope: session,
   });
-  const send = (session: string, message: Record<string, unknown>) => tracker.message(ctx(session, "client_to_server"), { jsonrpc: "2.0", ...message }, 100);
-  const answer = (session: string, message: Record<string, unknown>) => tracker.message(ctx(session, "server_to_client"), { jsonrpc: "2.0", ...message }, 100);
+  const send = (session: string, message: Record<string, unknown>, server = SERVER) => tracker.message(ctx(session, "client_to_server", server), { jsonrpc: "2.0", ...message }, 100);
+  const answer = (session: string, message: Record<string, unknown>, server = SERVER) => tracker.message(ctx(session, "server_to_client", server), { jsonrpc: "2.0", ...message }, 100);
   /** A tools/call asking for a task, and the answer that creates it. */
-  const create = (session: string, id: number, taskId: string, ttl: number | null = 60_000) => {
-    send(session, { id, method: "tools/call", params: { name: "slow", arguments: {}, task: {} } });
-    return answer(session, { id, result: { task: { taskId, status: "working", ttl, createdAt: "", lastUpdatedAt: "" } } });
+  const create = (session: string, id: number, taskId: string, ttl: number | null = 60_000, server = SERVER) => {
+    send(session, { id, method: "tools/call", params: { name: "slow", arguments: {}, task: {} } }, server);
+    return answer(session, { id, result: { task: { taskId, status: "working", ttl, createdAt: "", lastUpdatedAt: "" } } }, server);
   };
   return { tracker, events, send, answer, create, advance: (ms: number) => (clock += ms) };
 }
@@ -82,7 +82,7 @@ describe("the task table", () => {
   });
 
   it("bounded by entries: past --max-pending tasks, the oldest one not ended is reported, ended ones go first and quietly", () => {
-    const { tracker, events, create, answer, send } = rig({ maxPending: 2 });
+    const { tracker, events, create, answer, send } = rig({ maxPending: 2, peerShareDivisor: 1 });
     create("s1", 1, "a");
     create("s1", 2, "b");
     send("s1", { id: 3, method: "tasks/cancel", params: { taskId: "b" } });
@@ -95,7 +95,7 @@ describe("the task table", () => {
   });
 
   it("bounded by bytes: long tool names and ids fill a quarter of the table bytes at most", () => {
-    const { tracker, events, send, answer } = rig({ maxPending: 10_000, maxTableBytes: 400_000 });
+    const { tracker, events, send, answer } = rig({ maxPending: 10_000, maxTableBytes: 400_000, peerShareDivisor: 1 });
     for (let i = 0; i < 200; i++) {
       send("s1", { id: i, method: "tools/call", params: { name: `t${"x".repeat(5_000)}`, arguments: {}, task: {} } });
       answer("s1", { id: i, result: { task: { taskId: `${i}-${"y".repeat(200)}`, status: "working", ttl: null } } });
@@ -113,5 +113,18 @@ describe("the task table", () => {
     tracker.endSession(SERVER, "s1", "deleted");
     expect(lost(events)).toMatchObject([{ id: 2, reason: "session ended (deleted) before the task reached a terminal state" }]);
     expect(tracker.tasks.usage.entries).toBe(0);
+  });
+
+  it("a server that creates tasks without end evicts only its own: another server's working task is still followed", () => {
+    const { tracker, events, create, send } = rig({ maxPending: 80 });
+    create("honest", 1, "h-1", null, "127.0.0.1:10");
+    for (let i = 0; i < 200; i++) create("flood", 100 + i, `f-${i}`, null, "127.0.0.1:11");
+    // The flooding server holds its share (an eighth of 80) and lost its own oldest tasks, each reported.
+    expect(lost(events).every((e) => e.server === "127.0.0.1:11")).toBe(true);
+    expect(lost(events)[0]).toMatchObject({ reason: expect.stringMatching(/127\.0\.0\.1:11 holds its whole share of the task table/) });
+    expect(tracker.tasks.usage.entries).toBe(11);
+    const poll = send("honest", { id: 2, method: "tasks/get", params: { taskId: "h-1" } }, "127.0.0.1:10");
+    expect(poll.task).toMatchObject({ id: "h-1" });
+    expect(poll.task?.problem).toBeUndefined();
   });
 });
