@@ -33,7 +33,7 @@ export interface WaitingUsage {
 /** Stops a stream's source; returns what starts it again. */
 export type PauseSource = () => () => void;
 
-/** Who sends a stream's messages, by direction (`inspect-peer.ts` names them). */
+/** Who sends a stream's messages, by direction (`proxy/peer-key.ts` names them). */
 export interface StreamPeers {
   client_to_server: string;
   server_to_client: string;

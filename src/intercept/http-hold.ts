@@ -5,7 +5,7 @@ import { DROPPED_EVENT, droppedError, isEnforcedDeny, policyError, replacementFo
 import type { Judged, RpcEvent } from "../mcp/rpc-event.js";
 import type { MessageHandler } from "../mcp/tracker.js";
 import type { RequestHold, RequestVerdict } from "../proxy/exchange.js";
-import { inspectPeer } from "../mcp/inspect-peer.js";
+import { peerKey } from "../proxy/peer-key.js";
 import type { HeldPlace, Interceptor } from "./interceptor.js";
 import type { InterceptHooks } from "../mcp/intercept-hooks.js";
 import type { ServerAnswers } from "./server-answer.js";
@@ -46,7 +46,7 @@ export function interceptedRequestHold(
       const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
       // What would go out: enforce mode's replacement (the client's denied answers made errors), else what was read.
       const message = verdict.body ? (JSON.parse(verdict.body.toString("utf8")) as unknown) : batch ? messages : messages[0];
-      const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "client_to_server") }, judged, message);
+      const release = await interceptor.hold({ ...heldPlace(flow), peer: peerKey(flow.ex, "client_to_server") }, judged, message);
       if (release.send === "original") return verdict;
       // The held requests are answered here: dropped, or replaced by the edit (whose own requests are tracked as it is judged).
       const requests = requestsOf(judged);
@@ -98,7 +98,7 @@ export async function interceptedResponse(
   const batch = judged.some((j) => j.event.batch !== undefined);
   const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
   const message = out && out.length > 0 ? (JSON.parse(out.toString("utf8")) as unknown) : batch ? messages : messages[0];
-  const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, message);
+  const release = await interceptor.hold({ ...heldPlace(flow), peer: peerKey(flow.ex, "server_to_client") }, judged, message);
   if (release.send === "original") return out;
   if (release.send === "nothing") {
     answerServer(interceptor, answers, pipeline, flow, judged, release.reason);
@@ -144,7 +144,7 @@ export function interceptedEvent(
     const batch = judged.some((j) => j.event.batch !== undefined);
     const messages = judged.filter((j) => j.event.raw !== undefined).map((j) => j.event.raw);
     const id = judged[0]?.event.sseEventId;
-    const release = await interceptor.hold({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, judged, batch ? messages : messages[0]);
+    const release = await interceptor.hold({ ...heldPlace(flow), peer: peerKey(flow.ex, "server_to_client") }, judged, batch ? messages : messages[0]);
     if (release.send === "original") return out;
     if (release.send === "nothing") {
       answerServer(interceptor, serverAnswers, pipeline, flow, judged, release.reason);
@@ -168,7 +168,7 @@ function answerServer(interceptor: Interceptor, answers: ServerAnswers | null, p
   for (const r of requestsOf(judged)) {
     if (r.direction !== "server_to_client") continue;
     const one = judged.filter((j) => j.event === r);
-    void answers.send(pipeline, flow, droppedError(r.id!, reason), (why) => interceptor.answerFailed({ ...heldPlace(flow), peer: inspectPeer(flow.ex, "server_to_client") }, one, why));
+    void answers.send(pipeline, flow, droppedError(r.id!, reason), (why) => interceptor.answerFailed({ ...heldPlace(flow), peer: peerKey(flow.ex, "server_to_client") }, one, why));
   }
 }
 

@@ -2,7 +2,7 @@ import { duplicateMemberDoubt } from "../body/duplicate-members.js";
 import { leadingValue } from "../body/leading-value.js";
 import { bodyModeFor, charsetsOf, createBodyDecoder, keepsAscii, maxDepth, parseContentEncoding, parseJsonText, type BodyMessage, type BodyProblem, type DecodedBytes } from "../body/index.js";
 import type { InspectBudget } from "../budget/inspect-budget.js";
-import { inspectPeer } from "./inspect-peer.js";
+import { peerKey } from "../proxy/peer-key.js";
 import { GrowingBuffer } from "../budget/growing-buffer.js";
 import { decodedBody } from "../proxy/decoded-body.js";
 import type { Addon, Exchange } from "../proxy/exchange.js";
@@ -160,7 +160,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       maxInspectBytes: opts.maxInspectBytes,
       maxEventBytes: opts.maxInspectBytes,
       maxJsonDepth: depthLimit,
-      ...(opts.budget ? { charge: opts.budget.forPeer(inspectPeer(flow.ex, direction)) } : {}),
+      ...(opts.budget ? { charge: opts.budget.forPeer(peerKey(flow.ex, direction)) } : {}),
       onMessage: (m) => {
         if (m.kind !== "json") return take(onSse(flow, m));
         take(deliver(flow, direction, m.value, m.bytes, {}, m.ambiguity !== undefined ? { reason: m.ambiguity, alternates: m.alternates ?? [] } : undefined));
@@ -194,7 +194,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       return;
     }
     const judgeEdited = editedJudge(flow, "client_to_server");
-    const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {};
+    const charge = opts.budget ? { charge: opts.budget.charge(peerKey(flow.ex, "client_to_server")) } : {};
     flow.ex.holdRequest(opts.intercept.request(pipeline, flow, { maxBytes: opts.maxInspectBytes, ...charge }, enforced, judgeEdited));
   };
 
@@ -209,7 +209,7 @@ export function mcpAddon(pipeline: MessageHandler, opts: McpAddonOptions): Addon
       ex.notes.set("mcp", flow);
       // Past the budget of what waits behind a judgement (a message that asks shared state), this exchange's
       // bodies are no longer read until it drains: see budget/waiting-budget.ts.
-      pipeline.waitingBudget?.attach(ex.id, () => ex.pauseReading(), { client_to_server: inspectPeer(ex, "client_to_server"), server_to_client: inspectPeer(ex, "server_to_client") });
+      pipeline.waitingBudget?.attach(ex.id, () => ex.pauseReading(), { client_to_server: peerKey(ex, "client_to_server"), server_to_client: peerKey(ex, "server_to_client") });
       // --intercept holds whole responses and events: it asks for them unencoded, as enforce mode does.
       if (opts.enforce || opts.intercept) stripContentCoding(ex);
       // Node keeps the first Content-Type line, the server may read another (or both, joined): in enforce mode

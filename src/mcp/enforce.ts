@@ -7,7 +7,7 @@ import { allJudged, type Judged, type Judgement } from "./rpc-event.js";
 import type { PendingRequest } from "./correlator.js";
 import type { MessageHandler } from "./tracker.js";
 import type { InspectBudget } from "../budget/inspect-budget.js";
-import { inspectPeer } from "./inspect-peer.js";
+import { peerKey } from "../proxy/peer-key.js";
 
 const NO_ROOM = "the inspection memory budget (--max-inspect-memory) or this peer's share of it is spent";
 
@@ -36,7 +36,7 @@ export function enforceRequest(pipeline: MessageHandler, flow: McpFlow, opts: En
   const start = sniffed ? watchBodyStart(flow.ex) : null;
   return {
     maxBytes: opts.maxInspectBytes,
-    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "client_to_server")) } : {}),
+    ...(opts.budget ? { charge: opts.budget.charge(peerKey(flow.ex, "client_to_server")) } : {}),
     decide: async (body, why): Promise<RequestVerdict> => {
       // A large body under a non-JSON content type, on an exchange with no MCP header, that cannot be JSON (its
       // first byte after any whitespace is not a brace, a bracket or a byte order mark, and it is not
@@ -133,7 +133,7 @@ function enforceWholeResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
-    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "server_to_client")) } : {}),
+    ...(opts.budget ? { charge: opts.budget.charge(peerKey(flow.ex, "server_to_client")) } : {}),
     rewrite: async (body, why) => {
       if (body === null) {
         // Not MCP (a large JSON download through the proxy): passed on as it is.
@@ -168,7 +168,7 @@ export function refuseUnreadResponse(pipeline: MessageHandler, flow: McpFlow, op
   flow.ex.rewriteResponse({
     kind: "whole",
     maxBytes: opts.maxInspectBytes,
-    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(flow.ex, "server_to_client")) } : {}),
+    ...(opts.budget ? { charge: opts.budget.charge(peerKey(flow.ex, "server_to_client")) } : {}),
     // An event stream is refused on its head: it may never end, and its client would wait for nothing.
     now,
     rewrite: async (body) => {
@@ -244,7 +244,7 @@ function enforceEventResponse(pipeline: MessageHandler, flow: McpFlow, decoder: 
   flow.injector = ex.rewriteResponse({
     kind: "events",
     maxEventBytes: opts.maxInspectBytes,
-    ...(opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {}),
+    ...(opts.budget ? { charge: opts.budget.charge(peerKey(ex, "server_to_client")) } : {}),
     event: (received) => {
       // A client that decodes the stream with its labelled charset, or breaks lines at more characters than CR
       // and LF, may read another event than the proxy does. U+2028, U+2029 and NEL only inside the JSON of

@@ -4,7 +4,7 @@ import type { Charge, InspectBudget } from "../budget/inspect-budget.js";
 import type { Exchange, RequestHold } from "../proxy/exchange.js";
 import type { ResponseDecoder } from "./enforce.js";
 import type { McpFlow } from "./flow.js";
-import { inspectPeer } from "./inspect-peer.js";
+import { peerKey } from "../proxy/peer-key.js";
 import { allJudged, type Judged, type Judgement } from "./rpc-event.js";
 import type { MessageHandler } from "./tracker.js";
 
@@ -52,7 +52,7 @@ export function interceptMonitoredResponse(
   opts: { maxInspectBytes: number; budget?: InspectBudget },
 ): boolean {
   const ex = flow.ex;
-  const charge = opts.budget ? { charge: opts.budget.charge(inspectPeer(ex, "server_to_client")) } : {};
+  const charge = opts.budget ? { charge: opts.budget.charge(peerKey(ex, "server_to_client")) } : {};
   if (mode === "json") {
     const judged: Judgement[] = [];
     const tap = decoder((j) => judged.push(...j));

@@ -2,7 +2,7 @@ import type { Direction } from "./correlator.js";
 
 /**
  * Whose share of a table an entry is charged to (src/bounds/shared-table.ts), named as the inspection budget
- * names peers (inspect-peer.ts): a client by address (every connection of one host is one peer; over stdio,
+ * names peers (proxy/peer-key.ts): a client by address (every connection of one host is one peer; over stdio,
  * the one client of that server), a server by host and port (over stdio, its name).
  */
 export function serverPeer(server: string): string {
