@@ -84,7 +84,7 @@ export class CallPairing {
       else calls.push(call);
       // A request that asked for a task names its call: what the task brings later joins it.
       if (callId !== null && !joined) byCallId.set(callId, call);
-      add(call, r);
+      joinRecord(call, r);
       call.requestBytes += num(r.bytes) ?? 0;
       this.open(key(r.server, direction, r.id), call, r);
     } else if (kind !== null && ANSWERS.has(kind)) {
@@ -99,7 +99,7 @@ export class CallPairing {
         call.direction = requestDirection;
         calls.push(call);
       }
-      add(call, r);
+      joinRecord(call, r);
       answer(call, r, kind);
       if (callId !== null && str(r.resultType) === "input_required") byCallId.set(callId, call);
     } else if (kind === "notification" && str(r.method) === "notifications/cancelled") {
@@ -109,7 +109,7 @@ export class CallPairing {
       const at = findLast(list, (p) => sameExchange(p.request, r));
       if (at < 0) return;
       const call = list[at]!.call;
-      add(call, r);
+      joinRecord(call, r);
       if (call.outcome === "open") call.outcome = "cancelled";
     }
   }
@@ -117,7 +117,7 @@ export class CallPairing {
 
 /** A record of a call made as a task, after its creation: the call ends where the task reached its terminal state. */
 function onTask(call: Call, r: LogRecord, kind: string | null): void {
-  add(call, r);
+  joinRecord(call, r);
   if (kind === "request") call.requestBytes += num(r.bytes) ?? 0;
   else call.responseBytes += num(r.bytes) ?? 0;
   const task = obj(r.task)!;
@@ -162,7 +162,7 @@ function newCall(r: LogRecord): Call {
   };
 }
 
-function add(call: Call, r: LogRecord): void {
+function joinRecord(call: Call, r: LogRecord): void {
   call.records.push(r);
   const time = str(r.time);
   call.firstSeen ??= time;
