@@ -11,9 +11,11 @@ export function nodeCrypto(): typeof import("node:crypto") {
 /**
  * A random (version 4) UUID, as crypto.randomUUID() makes one, from the system's random device where there is
  * one (Linux, macOS), so that a launch needs no node:crypto for its session id; elsewhere, or should the
- * device not answer in full, crypto.randomUUID().
+ * device not answer in full, crypto.randomUUID(). Not on Windows, where "/dev/urandom" would name a file on the
+ * current drive that any user may have put there.
  */
 export function randomUuid(): string {
+  if (process.platform === "win32") return nodeCrypto().randomUUID();
   const bytes = Buffer.alloc(16);
   try {
     const fd = openSync("/dev/urandom", "r");
