@@ -14,11 +14,10 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const dist = path.join(root, "dist");
 
 const { parsePolicy } = await import(pathToFileURL(path.join(dist, "policy", "load-config.js")).href);
-const { policyTextHash } = await import(pathToFileURL(path.join(dist, "policy", "checked-policy.js")).href);
 const shipped = path.join(root, "config", "policy.yaml");
 const text = readFileSync(shipped, "utf8");
 mkdirSync(path.join(dist, "config"), { recursive: true });
-writeFileSync(path.join(dist, "config", "policy.json"), `${JSON.stringify({ sha256: policyTextHash(text), config: parsePolicy(text, shipped) })}\n`);
+writeFileSync(path.join(dist, "config", "policy.json"), `${JSON.stringify({ text, config: parsePolicy(text, shipped) })}\n`);
 
 const cli = path.join(dist, "cli");
 // Chunks of an earlier build: their names change with their contents.

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { closeSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_MAX_INSPECT_BYTES } from "../body/limits.js";
@@ -11,6 +10,7 @@ import { StdioTap } from "../stdio/stdio-tap.js";
 import { spawnErrorRecord, stdioLineErrorRecord, stdioStartRecord, stopRecord } from "../records/lifecycle-records.js";
 import { VERSION } from "../util/package-info.js";
 import { createMessagePipeline, loadPolicy, payloadOptions } from "../pipeline/record-pipeline.js";
+import { randomUuid } from "../util/lazy-crypto.js";
 import { uiPortOf } from "./proxy-options.js";
 import { createInterceptor, type InterceptSettings } from "../intercept/create-interceptor.js";
 import type { HeldActions } from "../ui/server/held-actions.js";
@@ -33,7 +33,7 @@ export interface Launch {
 export async function relayLaunch(spawned: SpawnedServer, { command, args, label, pinsDir, interceptSettings }: Launch, o: StdioOptions): Promise<number> {
   const server = `stdio:${label}`;
   // Like a Streamable HTTP session id: unique, and told apart by its first characters.
-  const session = randomUUID();
+  const session = randomUuid();
   const { policyFile, policyConfig, policy } = await loadPolicy(o.config, pinsDir, (w) => log.warn(w), null, undefined, o.mode);
   const sink = openSink(o, label, pinsDir);
   const log = sink.logger;

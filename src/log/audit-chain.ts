@@ -7,7 +7,8 @@
  * passes (a forged `stop`), or rewrite it consistently. What a cut at the end removes is shown by the audit
  * state, which holds the last seq and hash written (audit-verify.ts compares them).
  */
-import { createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from "node:crypto";
+import type { KeyObject } from "node:crypto";
+import { nodeCrypto } from "../util/lazy-crypto.js";
 
 export const GENESIS_HASH = `sha256:${"0".repeat(64)}`;
 const MAC_PREFIX = "hmac-sha256:";
@@ -22,12 +23,13 @@ export interface AuditKeys {
 // KeyObjects, not Buffers: Node re-imports a Buffer key on every createHmac (~40 µs on Node 24, measured),
 // which per record would cost more than writing it.
 export function deriveAuditKeys(secret: Buffer): AuditKeys {
+  const { createHmac, createSecretKey } = nodeCrypto();
   const derive = (use: string) => createSecretKey(createHmac("sha256", secret).update(`mcp-wiretap audit ${use}`).digest());
   return { records: derive("records"), state: derive("state") };
 }
 
 export function lineHash(line: string): string {
-  return `sha256:${hash("sha256", line, "hex")}`;
+  return `sha256:${nodeCrypto().hash("sha256", line, "hex")}`;
 }
 
 /** `{…}` → `{…,"mac":"hmac-sha256:<hex>"}`, the MAC taken over the text before it. */
@@ -43,12 +45,12 @@ export function unseal(line: string): { unsealed: string; mac: string } | null {
 }
 
 export function macOf(text: string, key: KeyObject): string {
-  return `${MAC_PREFIX}${createHmac("sha256", key).update(text).digest("hex")}`;
+  return `${MAC_PREFIX}${nodeCrypto().createHmac("sha256", key).update(text).digest("hex")}`;
 }
 
 /** Two MACs are the same, compared in constant time (a timing must not tell how much of a forged one is right). */
 export function sameMac(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  return a.length === b.length && nodeCrypto().timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 export interface ChainPosition {

@@ -10,7 +10,7 @@
  *   The next start on the same log continues the chain from it, so a log truncated or deleted while the
  *   proxy was down shows too, at the seam.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { nodeCrypto } from "../util/lazy-crypto.js";
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../util/usage-error.js";
@@ -88,10 +88,10 @@ export function readAuditKey(dir: string): AuditKeys | null {
 
 /** Written to a temporary file and linked in place: two processes starting at once end up with one key. */
 function createKeyFile(file: string): void {
-  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = `${file}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`;
   const fd = openSync(temp, "wx", PRIVATE_FILE_MODE);
   try {
-    writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
+    writeSync(fd, `${nodeCrypto().randomBytes(32).toString("hex")}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -106,7 +106,7 @@ function createKeyFile(file: string): void {
 }
 
 export function statePathFor(dir: string, logFile: string): string {
-  const id = createHash("sha256").update(path.resolve(logFile)).digest("hex").slice(0, 16);
+  const id = nodeCrypto().createHash("sha256").update(path.resolve(logFile)).digest("hex").slice(0, 16);
   return path.join(dir, `${id}.state`);
 }
 

@@ -1,4 +1,3 @@
-import http from "node:http";
 import { ENTRY_OVERHEAD, EvictionReport, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
 import { SharedTable } from "../bounds/shared-table.js";
 import { serverPeer } from "./table-peer.js";
@@ -23,8 +22,12 @@ export interface LegacySession {
  * An endpoint longer than a request head the proxy accepts (Node's `--max-http-header-size`, 16 KiB by
  * default) is not registered: no POST to it can come through the proxy, and reading it as a URL would copy
  * its text several times over (a server announcing 2,000 endpoints of 512 KiB cost a GB of garbage so).
+ * node:http is taken when an endpoint is first announced, not at import: this module is on `stdio`'s path,
+ * where no endpoint ever comes, and loading node:http (for this one number) cost a launch some 5 ms.
  */
-export const MAX_ENDPOINT_CHARS = http.maxHeaderSize;
+function maxEndpointChars(): number {
+  return process.getBuiltinModule("node:http").maxHeaderSize;
+}
 
 /** Endpoints one stream may hold at once: a server announces one; a stream announcing more keeps its latest. */
 export const MAX_ENDPOINTS_PER_STREAM = 8;
@@ -57,7 +60,7 @@ export class LegacyEndpoints {
 
   /** Registers the endpoint announced on a GET stream; `base` is the stream's own URL. */
   register(data: string, base: URL, streamFlow: string, server: string): LegacySession | null {
-    if (data.length > MAX_ENDPOINT_CHARS) return null;
+    if (data.length > maxEndpointChars()) return null;
     let url: URL;
     try {
       url = new URL(data.trim(), base);

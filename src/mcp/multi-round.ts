@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { nodeCrypto } from "../util/lazy-crypto.js";
 import { ENTRY_OVERHEAD, textBytes, type EvictionSink, type TableBounds } from "../bounds/evictions.js";
 import { SharedTable } from "../bounds/shared-table.js";
 import { idKey, type RequestId } from "./jsonrpc.js";
@@ -114,5 +114,5 @@ function groupOf(r: { server: string; session: string | null; method: string; to
 }
 
 function stateHash(state: unknown): string {
-  return state === undefined ? "" : hash("sha256", JSON.stringify(state) ?? "", "hex");
+  return state === undefined ? "" : nodeCrypto().hash("sha256", JSON.stringify(state) ?? "", "hex");
 }

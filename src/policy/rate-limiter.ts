@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { nodeCrypto } from "../util/lazy-crypto.js";
 import type { RateLimit } from "./config.js";
 import type { JudgedMessage } from "./judged-message.js";
 
@@ -137,5 +137,5 @@ export class RateLimiter implements RateLimitCounter {
 const MAX_KEY_CHARS = 128;
 
 function budgetKey(key: string): string {
-  return key.length <= MAX_KEY_CHARS ? key : `sha256:${hash("sha256", key, "base64")}`;
+  return key.length <= MAX_KEY_CHARS ? key : `sha256:${nodeCrypto().hash("sha256", key, "base64")}`;
 }

@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { nodeCrypto } from "./lazy-crypto.js";
 
 /**
  * Deterministic JSON in the spirit of RFC 8785 (JCS): object members sorted by the UTF-16 code
@@ -92,7 +92,7 @@ function unboxPrimitive(value: object): string | number | boolean | undefined {
 
 /** `"sha256:<hex>"`; strings are hashed as UTF-8. */
 export function sha256Of(text: string | Buffer): string {
-  return `sha256:${hash("sha256", text, "hex")}`;
+  return `sha256:${nodeCrypto().hash("sha256", text, "hex")}`;
 }
 
 export type ArgsHashResult = { hash: string } | { hash: null; reason: string };
