@@ -69,9 +69,9 @@ type ScheduledRead = Omit<BodyRead, "gate">;
  * work before it (read-scheduler.ts).
  */
 export function coalesced(source: Readable, gate?: ReadGate, scheduled?: ScheduledRead): Readable {
-  const turn = scheduled?.turn;
-  const spent = scheduled?.spent;
-  const peerHeld = scheduled?.held;
+  const turn = scheduled?.turn?.gate;
+  const spent = scheduled?.turn?.spent;
+  const peerHeld = scheduled?.turn?.held;
   /** What this source holds while paused for its turn, as counted in `peerHeld`. */
   let holding = 0;
   const count = (chunks: number): void => {

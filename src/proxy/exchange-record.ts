@@ -13,16 +13,14 @@ import type {
   ServerEndpoint,
 } from "./exchange.js";
 import { ReadGate } from "./read-gate.js";
-import type { HeldChunks } from "./read-scheduler.js";
+import type { ReadTurn } from "./read-scheduler.js";
 
 /** How one direction's body is read: the gate its reader obeys, and where its loop time is charged. */
 export interface BodyRead {
   /** Closed while the exchange's gate or its sender's turn is. */
   readonly gate: ReadGate;
-  /** The sender's turn alone, and what its paused sources hold (read-scheduler.ts). */
-  readonly turn?: ReadGate;
-  readonly held?: HeldChunks;
-  spent?(ms: number): void;
+  /** The sender's turn alone: its gate, what its paused sources hold, where loop time is charged (read-scheduler.ts). */
+  readonly turn?: ReadTurn;
 }
 
 /** The mutable record behind the `Exchange` view that addons get. */

@@ -151,7 +151,7 @@ export function forwardExchange(
   }
 
   const end = endWithResponse(legs, addons, () => unschedule?.());
-  ex.requestRead.spent?.(performance.now() - startedAt);
+  ex.requestRead.turn?.spent(performance.now() - startedAt);
   return ex;
 }
 

@@ -64,7 +64,7 @@ function sendWhole(
     });
   // Held while its server's turn is paused (read-scheduler.ts; not a body in tiny chunks: coalesce.ts), until
   // the body is whole or passed through.
-  const flowControl = (): void => void (passedThrough ? undefined : ChunkSizes.readable(ex.readGate, read.turn, sizes) ? upRes.resume() : upRes.pause());
+  const flowControl = (): void => void (passedThrough ? undefined : ChunkSizes.readable(ex.readGate, read.turn?.gate, sizes) ? upRes.resume() : upRes.pause());
   /**
    * Too large to hold, no room in the budget (`unkept`: the chunk that found none), or refused on its head:
    * the rewriter says what goes out instead (fail closed), or it passes unchanged.
@@ -166,7 +166,7 @@ function sendEvents(
   let held = false;
   const read = ex.responseRead;
   const sizes = new ChunkSizes();
-  const flowControl = (): void => void (draining || held || !ChunkSizes.readable(ex.readGate, read.turn, sizes) ? upRes.pause() : upRes.resume());
+  const flowControl = (): void => void (draining || held || !ChunkSizes.readable(ex.readGate, read.turn?.gate, sizes) ? upRes.pause() : upRes.resume());
   res.once("close", read.gate.watch(flowControl));
   const write = (raw: Buffer): void => {
     if (raw.length > 0 && !res.write(raw) && !draining) {

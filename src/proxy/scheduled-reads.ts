@@ -13,8 +13,8 @@ export function scheduleReads(ex: ExchangeRecord, scheduler: ReadScheduler): () 
   const turns = scheduler.exchange(peerKey(ex, "client_to_server"), peerKey(ex, "server_to_client"));
   const request = joinedGate(ex.readGate, turns.request.gate);
   const response = joinedGate(ex.readGate, turns.response.gate);
-  ex.requestRead = { gate: request.gate, turn: turns.request.gate, held: turns.request.held, spent: turns.request.spent };
-  ex.responseRead = { gate: response.gate, turn: turns.response.gate, held: turns.response.held, spent: turns.response.spent };
+  ex.requestRead = { gate: request.gate, turn: turns.request };
+  ex.responseRead = { gate: response.gate, turn: turns.response };
   return () => {
     request.stop();
     response.stop();
@@ -25,8 +25,8 @@ export function scheduleReads(ex: ExchangeRecord, scheduler: ReadScheduler): () 
 let timing = false;
 
 /** Runs `work`, charging its loop time to the body's sender (once: work timed inside it is not charged again). */
-export function charged<T>(read: BodyRead, work: () => T): T {
-  const spent = read.spent;
+export function charged<T>(read: Pick<BodyRead, "turn">, work: () => T): T {
+  const spent = read.turn?.spent;
   if (!spent || timing) return work();
   timing = true;
   const t0 = performance.now();

@@ -29,7 +29,7 @@ describe("a body whose receiver reads nothing", () => {
     let body: Readable | null = null;
     server = http.createServer((req) => {
       // Nothing reads `body`: its receiver is stalled.
-      body = coalesced(req, new ReadGate(), { turn });
+      body = coalesced(req, new ReadGate(), { turn: { gate: turn, held: { chunks: 0 }, spent: () => undefined } });
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
