@@ -8,7 +8,9 @@
  * Every case ends with the differential check (test/helpers/differential-check.ts): each request the
  * upstream could parse has an `http` record, each JSON-RPC message an `rpc` record, and in enforce mode no
  * denied message reached it. Each case also states its own outcome: refused (400, a `refused` record,
- * nothing forwarded) or forwarded with the proxy's own framing.
+ * nothing forwarded) or forwarded with the proxy's own framing. Last, a body one value past the JSON value
+ * bound, counted before parsing: denied before the upstream sees a byte in enforce mode, forwarded byte for
+ * byte with one `invalid` record in monitor mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_VALUES } from "../../../src/body/limits.js";
@@ -133,6 +135,13 @@ function overBound(id: number): string {
   return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${DENIED_TOOL}","arguments":{${members}}}}`;
 }
 
+/** `body` as chunks of `size` bytes and the last chunk. */
+function inChunks(body: string, size: number): string {
+  const out: string[] = [];
+  for (let at = 0; at < body.length; at += size) out.push(`${Math.min(size, body.length - at).toString(16)}\r\n${body.slice(at, at + size)}\r\n`);
+  return `${out.join("")}0\r\n\r\n`;
+}
+
 describe("request-body framing: what reaches the upstream is what the proxy framed, judged and recorded", () => {
   let rig: Rig;
   let n = 0;
@@ -180,14 +189,14 @@ describe("request-body framing: what reaches the upstream is what the proxy fram
 
   // The value count is taken before parsing: the proxy cannot read what a lenient server (JSON.parse) can.
   for (const mode of ["enforce", "monitor"] as PolicyMode[]) {
-    for (const route of ["tunnel", "absolute"] as Route[]) {
-      it(`a body just over ${MAX_JSON_VALUES} JSON values, ${mode} mode, ${route}: ${mode === "enforce" ? "denied, never reaching the upstream" : "forwarded byte-identical, recorded as unread"}`, async () => {
+    for (const [route, framing] of [["tunnel", "length"], ["absolute", "length"], ["tunnel", "chunked"]] as [Route, "length" | "chunked"][]) {
+      it(`a body just over ${MAX_JSON_VALUES} JSON values, ${mode} mode, ${route}, ${framing === "length" ? "Content-Length" : "in 512-byte chunks"}: ${mode === "enforce" ? "denied, never reaching the upstream" : "forwarded byte-identical, recorded as unread"}`, async () => {
         const side = rig.sides[mode];
         const up = side.upstream[route];
         const path = `/mcp?case=${String(++n).padStart(4, "0")}`;
         const body = overBound(n);
         const answer = parseRawResponse(
-          await sendRaw(side, route, [`POST ${path} HTTP/1.1\r\nHost: ${up.authority}\r\n${MCP}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`], { timeoutMs: 10_000 }),
+          await sendRaw(side, route, [`POST ${path} HTTP/1.1\r\nHost: ${up.authority}\r\n${MCP}${framing === "length" ? `Content-Length: ${body.length}\r\n` : "Transfer-Encoding: chunked\r\n"}Connection: close\r\n\r\n${framing === "length" ? body : inChunks(body, 512)}`], { timeoutMs: 10_000 }),
         );
         // Monitor mode leaves one finding for good (below): wait for the exchange's records, not out the poll.
         for (let i = 0; i < 100 && !(await side.proxy.records()).some((r) => r.event === "http" && r.path === path); i++) await new Promise((r) => setTimeout(r, 50));
