@@ -8,18 +8,21 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_JSON_VALUES } from "../../../src/body/limits.js";
 import { startTestProxy, type LogRecord, type TestProxy } from "../../helpers/proxy-harness.js";
 import { tempDir, writePolicyFile } from "../../policy/policy-fixtures.js";
 
 const KEY = ["AKIA", "Z3M5Q7K2W9R4X6BT"].join("");
 const PAD = "x".repeat(70 * 1024);
 const head = `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "ok" }] } })}\n\n`;
-type Kind = "clean" | "secret" | "no data";
+type Kind = "clean" | "secret" | "no data" | "many values";
 const tail = (kind: Kind): string =>
   kind === "no data"
     ? `: ${PAD}\nretry: 7000\nid: t1`
+    : kind === "many values"
+      ? `retry: 7000\nid: t1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[${"1,".repeat(MAX_JSON_VALUES)}1]}}`
     : `retry: 7000\nid: t1\ndata: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: `${kind === "secret" ? `key=${KEY} ` : ""}${PAD}` } })}`;
-const kindOf = (url: string | undefined): Kind => (url?.endsWith("secret") ? "secret" : url?.endsWith("nodata") ? "no data" : "clean");
+const kindOf = (url: string | undefined): Kind => (["clean", "secret", "no data", "many values"] as Kind[]).find((k) => url?.endsWith(k.replace(" ", ""))) ?? "clean";
 
 describe("an SSE response ending in an unterminated block over 64 KiB with a retry line, enforce mode", () => {
   let upstream: http.Server;
@@ -62,8 +65,8 @@ describe("an SSE response ending in an unterminated block over 64 KiB with a ret
       req.end(body);
     });
 
-  for (const kind of ["clean", "secret", "no data"] as Kind[]) {
-    it(`the tail is ${kind === "secret" ? "a message holding a credential" : kind === "clean" ? "a clean message" : "field lines only"}`, async () => {
+  for (const kind of ["clean", "secret", "no data", "many values"] as Kind[]) {
+    it(`the tail is ${{ clean: "a clean message", secret: "a message holding a credential", "no data": "field lines only", "many values": `a message of more than ${MAX_JSON_VALUES} JSON values` }[kind]}`, async () => {
       const path = `/mcp?${kind.replace(" ", "")}`;
       const got = await post(path);
       await proxy.waitForRecord((r) => r.event === "http" && r.path === path, { timeoutMs: 5_000 });
@@ -73,7 +76,11 @@ describe("an SSE response ending in an unterminated block over 64 KiB with a ret
       expect(got.startsWith(head)).toBe(true);
       const sentTail = got.slice(head.length);
       expect(got).not.toContain(KEY);
-      if (kind === "secret") {
+      if (kind === "many values") {
+        // Not read, so not passed on: its retry line neither.
+        expect(recs.find((r) => r.kind === "invalid")).toMatchObject({ decision: { action: "deny", enforced: true } });
+        expect(sentTail).not.toMatch(/retry|id: t1|data:/);
+      } else if (kind === "secret") {
         // Judged as the event a dispatching reader makes of it, denied: none of its lines, its retry included, reaches the client.
         expect(recs.find((r) => r.sseEventId === "t1")).toMatchObject({ kind: "notification", decision: { action: "deny", enforced: true } });
         expect(sentTail).not.toMatch(/retry|id: t1|data:/);
