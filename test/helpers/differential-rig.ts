@@ -93,7 +93,8 @@ export async function sendRaw(side: Side, route: Route, parts: (string | Buffer)
   }
   const received: Buffer[] = [];
   socket.on("data", (c: Buffer) => received.push(c));
-  const done = readAll(socket, opts.timeoutMs ?? 5_000).then((rest) => Buffer.concat([...received, rest]));
+  // readAll keeps every byte from here on as well: `received` only tells when the answer began.
+  const done = readAll(socket, opts.timeoutMs ?? 5_000);
   for (const [i, part] of bytes.entries()) {
     if (i > 0 && opts.waitBetween) {
       const deadline = Date.now() + 2_000;

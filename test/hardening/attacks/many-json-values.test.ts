@@ -37,7 +37,9 @@ describe(`a message with ${KEYS} members`, () => {
       req.on("end", () => {
         received.push(bytes);
         res.writeHead(200, { "content-type": "application/json" });
-        res.end('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}');
+        // On /answer-many, an answer one value past the bound (a member is a colon and a comma).
+        const many = req.url?.endsWith("/answer-many") ? `,"x":{${Array.from({ length: MAX_JSON_VALUES / 2 }, (_, i) => `"k${i}":1`).join(",")}}` : "";
+        res.end(`{"jsonrpc":"2.0","id":1,"result":{"content":[]${many}}}`);
       });
     });
     await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
@@ -50,10 +52,10 @@ describe(`a message with ${KEYS} members`, () => {
     tmp.cleanup();
   });
 
-  const post = (proxy: TestProxy, body: Buffer): Promise<{ status: number; text: string }> =>
+  const post = (proxy: TestProxy, body: Buffer, target = "/mcp"): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
       const req = http.request(
-        { host: "127.0.0.1", port: proxy.port, method: "POST", path: `http://${upstreamHost}/mcp`, agent: false, headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } },
+        { host: "127.0.0.1", port: proxy.port, method: "POST", path: `http://${upstreamHost}${target}`, agent: false, headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
@@ -97,4 +99,13 @@ describe(`a message with ${KEYS} members`, () => {
     await post(proxies.monitor, Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: { text } } })));
     expect(await proxies.monitor.waitForRecord((r) => r.event === "rpc" && r.direction === "client_to_server" && r.id === 3, { timeoutMs: 30_000 })).toMatchObject({ kind: "request", tool: "echo" });
   }, 60_000);
+
+  it("enforce mode: an answer past the bound does not reach the client; it is told why, and the record says so", async () => {
+    const call = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: {} } }));
+    const answer = await post(proxies.enforce, call, "/answer-many");
+    expect(answer.text).not.toContain('"k0"');
+    expect(JSON.parse(answer.text)).toMatchObject({ jsonrpc: "2.0", error: { message: expect.stringContaining("json_too_many_values") } });
+    const invalidAnswer = (r: LogRecord): boolean => r.event === "rpc" && r.direction === "server_to_client" && r.kind === "invalid" && r.path === "/answer-many";
+    expect(await proxies.enforce.waitForRecord(invalidAnswer, { timeoutMs: 10_000 })).toMatchObject({ reason: REASON, decision: { action: "deny", enforced: true } });
+  }, 30_000);
 });

@@ -132,3 +132,32 @@ describe("differential: generated stdio lines through mcp-wiretap stdio to every
     console.info(`differential stdio: ${sent} lines sent, ${reached} reached the server`);
   }, 120_000);
 });
+
+describe("differential: a stdio line whose values between CRs together hold more than the JSON value bound", () => {
+  it("enforce mode: no reader of the server's input reads any of them, the client is told why, the next line still passes", async () => {
+    const policy = path.join(dir, "enforce-values.yaml");
+    writeFileSync(policy, `mode: enforce\nrules:\n  - { name: no-delete, action: deny, match: { tool: ${DENIED_TOOL} } }\n`);
+    // Each value well under the bound (60,000 members), the three together over it; readers that end a line at CR read three calls.
+    const members = Array.from({ length: 60_000 }, (_, i) => `"k${i}":1`).join(",");
+    const call = (id: number, tool: string): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{${members}}}}`;
+    const fromClient = Buffer.from(`${[call(1, "echo"), call(2, DENIED_TOOL), call(3, "echo")].join("\r")}\n${json({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "echo", arguments: {} } })}\n`);
+    const received = path.join(dir, "values.received");
+    const send = path.join(dir, "values.send");
+    const logFile = path.join(dir, "values.ndjson");
+    writeFileSync(received, "");
+    writeFileSync(send, "");
+    const run = await throughShim(["--log-file", logFile, "--ca-dir", dir, "--config", policy], [NODE_BIN, TEE_SERVER], fromClient, { RECEIVED: received, SEND: send });
+    expect(run.code, run.stderr).toBe(0);
+    const recs = await records(logFile);
+    const toServer = readFileSync(received);
+    const check = { enforce: true, deniedTools: [DENIED_TOOL], deniedMethods: [] };
+    expect(stdioFindings(toServer, recs, { ...check, direction: "client_to_server" })).toEqual([]);
+    // Only the last line reached the server, as it was sent.
+    expect(toServer.toString()).toBe(`${json({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "echo", arguments: {} } })}\n`);
+    const unread = recs.filter((r) => r.event === "rpc" && r.direction === "client_to_server" && r.kind === "invalid");
+    expect(unread).toHaveLength(1);
+    expect(unread[0]!.decision).toMatchObject({ action: "deny", enforced: true });
+    expect(String(unread[0]!.reason)).toMatch(/more than 200000 JSON values/);
+    expect(run.toClient.toString()).toMatch(/-3205\d.*more than 200000 JSON values/);
+  }, 30_000);
+});
